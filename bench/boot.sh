@@ -1,0 +1,54 @@
+#!/bin/sh
+# Boot one configuration in QEMU (TCG, there is no KVM here) with a hard
+# timeout. The kernel console goes to <out>/console.log, the guest's results
+# to <out>/results.tap. Exits non-zero if QEMU had to be killed.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+cfg=${1:?usage: boot.sh base|debug test|demo outdir}
+mode=${2:?}
+out=${3:?}
+obj=$(objdir "$cfg")
+
+case "$cfg" in
+debug) mem=2G; limit=${BOOT_TIMEOUT:-900} ;;
+*) mem=1G; limit=${BOOT_TIMEOUT:-300} ;;
+esac
+
+mkdir -p "$out"
+rm -f "$out/console.log" "$out/results.tap"
+: > "$out/results.tap"
+
+# drm.debug: KMS (0x04) and ATOMIC (0x10) messages reach the log buffer,
+# where the tests read them through /dev/kmsg; loglevel keeps them off the
+# slow serial console.
+loglevel=6
+[ "$mode" = demo ] && loglevel=4
+append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 bench.mode=$mode"
+
+if [ "$mode" = demo ]; then
+	console="-serial stdio"
+else
+	console="-serial file:$out/console.log"
+fi
+
+t0=$(date +%s)
+set +e
+# shellcheck disable=SC2086
+timeout --kill-after=10 "$limit" qemu-system-x86_64 \
+	-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m "$mem" \
+	-nodefaults -display none -no-reboot \
+	-kernel "$obj/arch/x86/boot/bzImage" \
+	-initrd "$BUILD/initramfs-$cfg.cpio" \
+	-append "$append" \
+	$console -serial "file:$out/results.tap"
+rc=$?
+set -e
+echo $(( $(date +%s) - t0 )) > "$out/boot.seconds"
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	echo "guest did not finish within $limit s: killed" > "$out/timeout"
+	say "$cfg: guest killed after $limit s"
+	exit 1
+fi
+[ $rc -eq 0 ] || say "$cfg: qemu exited with $rc"
+exit 0

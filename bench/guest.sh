@@ -1,0 +1,30 @@
+#!/bin/sh
+# Build the guest side of one configuration: the user-space tests, the
+# out-of-tree test module and an initramfs with busybox, all modules of the
+# kernel and the test programs.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+cfg=${1:?usage: guest.sh base|debug}
+obj=$(objdir "$cfg")
+rel=$(kernel_release "$cfg")
+stage=$BUILD/initramfs-$cfg
+
+make -s -C "$REPO/tests" KHDR="$obj/hdr/include" OUT="$BUILD/tests"
+make -s -C "$REPO/demo" KHDR="$obj/hdr/include" OUT="$BUILD/demo"
+twin=$BUILD/twin-$cfg
+rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
+make -s -C "$obj" M="$twin" modules >/dev/null
+
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests" "$stage/demo"
+cp /bin/busybox "$stage/bin/busybox"
+cp "$REPO/bench/guest/init" "$stage/init"
+cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
+cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$stage/tests/"
+cp "$twin/exported_twin.ko" "$stage/tests/"
+cp "$BUILD"/demo/* "$REPO/demo/run-demo.sh" "$stage/demo/"
+chmod +x "$stage/init"
+
+(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
+say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"

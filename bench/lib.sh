@@ -1,0 +1,30 @@
+# Shared settings for the bench scripts; sourced, not run.
+# shellcheck shell=sh
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$REPO/build}
+SRC=$BUILD/linux-source-6.1
+TARBALL=/usr/src/linux-source-6.1.tar.xz
+JOBS=${JOBS:-$(nproc)}
+
+say() { printf '[bench] %s\n' "$*" >&2; }
+die() { printf '[bench] error: %s\n' "$*" >&2; exit 1; }
+
+# Elapsed wall-clock seconds since the script started, for the stage log.
+BENCH_T0=${BENCH_T0:-$(date +%s)}
+export BENCH_T0
+elapsed() { echo $(( $(date +%s) - BENCH_T0 )); }
+
+# The build directory of one kernel configuration (base, debug).
+objdir() { echo "$BUILD/obj-$1"; }
+
+# Config fragments of one configuration, in merge order.
+fragments() {
+	case "$1" in
+	base) echo "$REPO/bench/config/base.config" ;;
+	debug) echo "$REPO/bench/config/base.config $REPO/bench/config/debug.config" ;;
+	*) die "unknown configuration '$1' (base, debug)" ;;
+	esac
+}
+
+kernel_release() { cat "$(objdir "$1")/include/config/kernel.release"; }

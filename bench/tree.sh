@@ -1,0 +1,49 @@
+#!/bin/sh
+# Bring the kernel source tree to exactly "pristine Debian tree + patches/series".
+#
+# The tree is a git repository whose first commit is the untouched
+# linux-source-6.1 tarball. Whenever the series differs from the one last
+# applied, the tree goes back to that commit and the whole series is applied
+# again with git am, so a stale tree can never be built. Object files live in
+# separate O= directories: kbuild rebuilds whatever git touched.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+GIT="git -C $SRC -c user.name=bench -c user.email=bench@localhost"
+series=$REPO/patches/series
+[ -f "$series" ] || die "missing $series"
+patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$series" | sed "s|^|$REPO/patches/|")
+for p in $patches; do [ -f "$p" ] || die "series names missing patch $p"; done
+
+# shellcheck disable=SC2086
+want=$(cat "$series" $patches | sha256sum | cut -d' ' -f1)
+
+if [ ! -d "$SRC/.git" ]; then
+	[ -f "$TARBALL" ] || die "$TARBALL missing (apt-get install linux-source-6.1)"
+	say "unpacking $TARBALL"
+	rm -rf "$SRC"
+	mkdir -p "$BUILD"
+	tar -C "$BUILD" -xf "$TARBALL"
+	git -C "$SRC" init -q
+	# Debian's top-level .gitignore ignores everything ("/*"): force it.
+	git -C "$SRC" add -f . >/dev/null
+	$GIT commit -q -m "pristine linux-source-6.1"
+	git -C "$SRC" tag pristine
+fi
+
+stamp=$BUILD/series.stamp
+if [ -f "$stamp" ] && [ "$(sed -n 1p "$stamp")" = "$want" ] &&
+   [ "$(sed -n 2p "$stamp")" = "$(git -C "$SRC" rev-parse HEAD)" ] &&
+   [ -z "$(git -C "$SRC" status --porcelain)" ]; then
+	exit 0
+fi
+
+say "applying patches/series onto the pristine tree"
+rm -f "$stamp"
+$GIT am --abort >/dev/null 2>&1 || true
+$GIT checkout -q -f -B series pristine
+$GIT clean -q -f -d -x
+# shellcheck disable=SC2086
+$GIT am -q $patches || die "patches/series does not apply to the pristine tree"
+printf '%s\n%s\n' "$want" "$(git -C "$SRC" rev-parse HEAD)" > "$stamp"
+say "series applied: $(git -C "$SRC" rev-list --count pristine..HEAD) patches"

@@ -1,0 +1,99 @@
+#!/bin/sh
+# Turn what the guests and the host checks produced into one verdict.
+#
+# usage: verdict.sh <outdir>...   (one outdir per configuration)
+#
+# Each outdir holds results.tap (guest TAP/KTAP between "## suite" and
+# "## exit" markers), host.tap (host-side checks) and console.log (kernel
+# console). Every test is reported by name; a suite that dies before its plan
+# is complete, a guest that never reaches "## done", and any oops, BUG,
+# WARNING, lockdep or KASAN report on the console are failures too. The last
+# line is "N passed, N failed[, N skipped]"; the exit status is non-zero if
+# anything failed.
+set -eu
+
+# Kernel reports that fail a run whatever the tests said.
+SPLATS='BUG:|WARNING:|Oops|general protection fault|Kernel panic|KASAN|UBSAN|'\
+'possible circular locking|possible recursive locking|inconsistent lock state|'\
+'suspicious RCU usage|INFO: task .* blocked|soft lockup|hard LOCKUP|'\
+'sleeping function called from invalid context|Call Trace:|kmemleak'
+
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+
+for out in "$@"; do
+	cfg=$(basename "$out")
+	{
+		cat "$out/results.tap" 2>/dev/null || true
+		cat "$out/host.tap" 2>/dev/null || true
+	} | awk -v cfg="$cfg" '
+	function report(verdict, name) { printf "%s %s/%s\n", verdict, cfg, name }
+	function close_suite(rc,   n) {
+		if (suite == "")
+			return
+		if (plan != "" && seen != plan)
+			report("FAIL", suite ": planned " plan " tests, ran " seen)
+		else if (rc != "0" && !failed)
+			report("FAIL", suite ": exited with status " rc)
+		suite = ""
+	}
+	{ sub(/\r$/, "") }	# the serial line adds carriage returns
+	/^## suite / { close_suite("0"); suite = $3; kunit = (suite ~ /^kunit:/);
+		       plan = ""; seen = 0; failed = 0; next }
+	/^## exit / { close_suite($4); next }
+	/^## done/ { done = 1; next }
+	suite == "" { next }
+	!kunit && /^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
+	{
+		line = $0
+		if (kunit) {
+			if (line !~ /^    (not )?ok [0-9]+/)
+				next
+			sub(/^    /, "", line)
+		} else if (line !~ /^(not )?ok [0-9]+/) {
+			next
+		}
+		seen++
+		bad = (line ~ /^not ok/)
+		sub(/^(not )?ok [0-9]+ *(- )?/, "", line)
+		skip = (line ~ /# *[Ss][Kk][Ii][Pp]/)
+		if (skip)
+			report("SKIP", suite ": " line)
+		else if (bad) {
+			report("FAIL", suite ": " line); failed = 1
+		} else
+			report("PASS", suite ": " line)
+	}
+	END {
+		close_suite("0")
+		if (!done)
+			report("FAIL", "guest: ran to completion (no \"## done\" marker)")
+		else
+			report("PASS", "guest: ran to completion")
+	}' >> "$tmp"
+
+	if [ -f "$out/timeout" ]; then
+		echo "FAIL $cfg/guest: $(cat "$out/timeout")" >> "$tmp"
+	fi
+	if grep -Eq "$SPLATS" "$out/console.log" 2>/dev/null; then
+		echo "FAIL $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report" >> "$tmp"
+		echo "---- $cfg console, first reports ----" >&2
+		grep -E -B2 -A20 "$SPLATS" "$out/console.log" | head -80 >&2
+		echo "----" >&2
+	elif [ -s "$out/console.log" ]; then
+		echo "PASS $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report" >> "$tmp"
+	else
+		echo "FAIL $cfg/kernel-log: console log missing or empty" >> "$tmp"
+	fi
+done
+
+cat "$tmp"
+pass=$(grep -c '^PASS' "$tmp" || true)
+fail=$(grep -c '^FAIL' "$tmp" || true)
+skip=$(grep -c '^SKIP' "$tmp" || true)
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+#include "kms_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+
+int kms_open_driver(const char *driver)
+{
+	char path[64];
+
+	for (int i = 0; i < 16; i++) {
+		drmVersionPtr ver;
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ver = drmGetVersion(fd);
+		if (ver && strcmp(ver->name, driver) == 0) {
+			drmFreeVersion(ver);
+			return fd;
+		}
+		drmFreeVersion(ver);
+		close(fd);
+	}
+	return -ENODEV;
+}
+
+int kms_set_cap(int fd, uint64_t cap, uint64_t value)
+{
+	return drmSetClientCap(fd, cap, value) ? -errno : 0;
+}
+
+static int plane_type(int fd, uint32_t plane_id, uint64_t *type)
+{
+	return kms_prop_value(fd, plane_id, DRM_MODE_OBJECT_PLANE, "type", type);
+}
+
+int kms_probe(struct kms_device *kms, int fd)
+{
+	drmModeResPtr res;
+	drmModePlaneResPtr pres;
+	drmModeCrtcPtr crtc;
+	int ret = -ENODEV;
+
+	memset(kms, 0, sizeof(*kms));
+	kms->fd = fd;
+	/* Plane types are only visible with universal planes. */
+	if (kms_set_cap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1))
+		return -errno;
+
+	res = drmModeGetResources(fd);
+	if (!res)
+		return -errno;
+	if (res->count_crtcs < 1)
+		goto out;
+	kms->crtc_id = res->crtcs[0];
+	kms->crtc_index = 0;
+
+	for (int i = 0; i < res->count_connectors && !kms->connector_id; i++) {
+		drmModeConnectorPtr conn = drmModeGetConnector(fd, res->connectors[i]);
+
+		if (conn && conn->connection == DRM_MODE_CONNECTED &&
+		    conn->count_modes > 0 &&
+		    conn->connector_type != DRM_MODE_CONNECTOR_WRITEBACK) {
+			kms->connector_id = conn->connector_id;
+			kms->mode = conn->modes[0];
+			for (int m = 0; m < conn->count_modes; m++) {
+				if (conn->modes[m].type & DRM_MODE_TYPE_PREFERRED) {
+					kms->mode = conn->modes[m];
+					break;
+				}
+			}
+		}
+		drmModeFreeConnector(conn);
+	}
+	if (!kms->connector_id)
+		goto out;
+
+	crtc = drmModeGetCrtc(fd, kms->crtc_id);
+	if (crtc) {
+		kms->gamma_size = crtc->gamma_size;
+		drmModeFreeCrtc(crtc);
+	}
+
+	pres = drmModeGetPlaneResources(fd);
+	if (!pres)
+		goto out;
+	for (uint32_t i = 0; i < pres->count_planes; i++) {
+		drmModePlanePtr plane = drmModeGetPlane(fd, pres->planes[i]);
+		uint64_t type;
+
+		if (!plane)
+			continue;
+		if ((plane->possible_crtcs & (1u << kms->crtc_index)) &&
+		    !plane_type(fd, plane->plane_id, &type)) {
+			if (type == DRM_PLANE_TYPE_PRIMARY && !kms->primary_id)
+				kms->primary_id = plane->plane_id;
+			else if (type == DRM_PLANE_TYPE_CURSOR && !kms->cursor_id)
+				kms->cursor_id = plane->plane_id;
+			else if (type == DRM_PLANE_TYPE_OVERLAY &&
+				 kms->overlay_count < KMS_MAX_OVERLAYS)
+				kms->overlay_ids[kms->overlay_count++] = plane->plane_id;
+		}
+		drmModeFreePlane(plane);
+	}
+	drmModeFreePlaneResources(pres);
+	if (!kms->primary_id)
+		goto out;
+
+	if (drmModeCreatePropertyBlob(fd, &kms->mode, sizeof(kms->mode),
+				      &kms->mode_blob_id)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = 0;
+out:
+	drmModeFreeResources(res);
+	return ret;
+}
+
+static drmModePropertyPtr find_prop(int fd, uint32_t obj_id, uint32_t obj_type,
+				    const char *name, uint64_t *value)
+{
+	drmModeObjectPropertiesPtr props;
+	drmModePropertyPtr found = NULL;
+
+	props = drmModeObjectGetProperties(fd, obj_id, obj_type);
+	if (!props)
+		return NULL;
+	for (uint32_t i = 0; i < props->count_props && !found; i++) {
+		drmModePropertyPtr prop = drmModeGetProperty(fd, props->props[i]);
+
+		if (prop && strcmp(prop->name, name) == 0) {
+			found = prop;
+			if (value)
+				*value = props->prop_values[i];
+		} else {
+			drmModeFreeProperty(prop);
+		}
+	}
+	drmModeFreeObjectProperties(props);
+	return found;
+}
+
+uint32_t kms_prop_id(int fd, uint32_t obj_id, uint32_t obj_type, const char *name)
+{
+	drmModePropertyPtr prop = find_prop(fd, obj_id, obj_type, name, NULL);
+	uint32_t id = prop ? prop->prop_id : 0;
+
+	drmModeFreeProperty(prop);
+	return id;
+}
+
+int kms_prop_value(int fd, uint32_t obj_id, uint32_t obj_type, const char *name,
+		   uint64_t *value)
+{
+	drmModePropertyPtr prop = find_prop(fd, obj_id, obj_type, name, value);
+
+	if (!prop)
+		return -ENOENT;
+	drmModeFreeProperty(prop);
+	return 0;
+}
+
+int kms_add(int fd, drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t obj_type,
+	    const char *name, uint64_t value)
+{
+	uint32_t prop_id = kms_prop_id(fd, obj_id, obj_type, name);
+
+	if (!prop_id) {
+		fprintf(stderr, "object %u has no property %s\n", obj_id, name);
+		return -ENOENT;
+	}
+	return drmModeAtomicAddProperty(req, obj_id, prop_id, value) < 0 ? -ENOMEM : 0;
+}
+
+int kms_add_plane(int fd, drmModeAtomicReqPtr req, uint32_t plane_id,
+		  uint32_t crtc_id, uint32_t fb_id,
+		  uint32_t src_w, uint32_t src_h,
+		  int32_t crtc_x, int32_t crtc_y, uint32_t crtc_w, uint32_t crtc_h)
+{
+	const uint32_t t = DRM_MODE_OBJECT_PLANE;
+	int ret = 0;
+
+	ret |= kms_add(fd, req, plane_id, t, "FB_ID", fb_id);
+	ret |= kms_add(fd, req, plane_id, t, "CRTC_ID", crtc_id);
+	ret |= kms_add(fd, req, plane_id, t, "SRC_X", 0);
+	ret |= kms_add(fd, req, plane_id, t, "SRC_Y", 0);
+	ret |= kms_add(fd, req, plane_id, t, "SRC_W", (uint64_t)src_w << 16);
+	ret |= kms_add(fd, req, plane_id, t, "SRC_H", (uint64_t)src_h << 16);
+	ret |= kms_add(fd, req, plane_id, t, "CRTC_X", (uint64_t)(int64_t)crtc_x);
+	ret |= kms_add(fd, req, plane_id, t, "CRTC_Y", (uint64_t)(int64_t)crtc_y);
+	ret |= kms_add(fd, req, plane_id, t, "CRTC_W", crtc_w);
+	ret |= kms_add(fd, req, plane_id, t, "CRTC_H", crtc_h);
+	return ret ? -EINVAL : 0;
+}
+
+int kms_commit(int fd, drmModeAtomicReqPtr req, uint32_t flags)
+{
+	return drmModeAtomicCommit(fd, req, flags, NULL) ? -errno : 0;
+}
+
+int kms_fb_create(int fd, uint32_t width, uint32_t height, uint32_t format,
+		  struct kms_fb *fb)
+{
+	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
+	uint32_t bpp = format == DRM_FORMAT_RGB565 ? 16 : 32;
+	uint64_t map_offset;
+	void *map;
+
+	memset(fb, 0, sizeof(*fb));
+	if (drmModeCreateDumbBuffer(fd, width, height, bpp, 0, &fb->handle,
+				    &fb->pitch, &fb->size))
+		return -errno;
+	fb->width = width;
+	fb->height = height;
+	handles[0] = fb->handle;
+	pitches[0] = fb->pitch;
+	if (drmModeAddFB2(fd, width, height, format, handles, pitches, offsets,
+			  &fb->fb_id, 0))
+		goto fail;
+	if (drmModeMapDumbBuffer(fd, fb->handle, &map_offset))
+		goto fail;
+	map = mmap(NULL, fb->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, map_offset);
+	if (map == MAP_FAILED)
+		goto fail;
+	fb->pixels = map;
+	return 0;
+fail:
+	{
+		int err = -errno;
+
+		kms_fb_destroy(fd, fb);
+		return err;
+	}
+}
+
+void kms_fb_fill(struct kms_fb *fb, uint32_t argb)
+{
+	for (uint32_t y = 0; y < fb->height; y++)
+		for (uint32_t x = 0; x < fb->width; x++)
+			fb->pixels[y * (fb->pitch / 4) + x] = argb;
+}
+
+void kms_fb_destroy(int fd, struct kms_fb *fb)
+{
+	if (fb->pixels)
+		munmap(fb->pixels, fb->size);
+	if (fb->fb_id)
+		drmModeRmFB(fd, fb->fb_id);
+	if (fb->handle)
+		drmModeDestroyDumbBuffer(fd, fb->handle);
+	memset(fb, 0, sizeof(*fb));
+}
+
+/* Callers only need to know that an event arrived, not its contents. */
+static void on_event(int fd, unsigned int seq, unsigned int sec,
+		     unsigned int usec, void *data)
+{
+	(void)fd; (void)seq; (void)sec; (void)usec; (void)data;
+}
+
+int kms_wait_event(int fd, int timeout_ms)
+{
+	drmEventContext ctx = {
+		.version = 2,
+		.vblank_handler = on_event,
+		.page_flip_handler = on_event,
+	};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret;
+
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret < 0)
+		return -errno;
+	if (ret == 0)
+		return -ETIMEDOUT;
+	return drmHandleEvent(fd, &ctx) ? -EIO : 0;
+}
+
+static int kmsg_fd = -1;
+
+int kmsg_open(void)
+{
+	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kmsg_fd < 0)
+		return -errno;
+	kmsg_mark();
+	return 0;
+}
+
+void kmsg_mark(void)
+{
+	lseek(kmsg_fd, 0, SEEK_END);
+}
+
+bool kmsg_seen(const char *a, const char *b)
+{
+	char rec[8192];
+	bool found = false;
+
+	for (;;) {
+		ssize_t n = read(kmsg_fd, rec, sizeof(rec) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: keep reading */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (strstr(rec, a) && (!b || strstr(rec, b)))
+			found = true;
+	}
+	return found;
+}
+
+int drm_debug_enable(unsigned int mask)
+{
+	const char *path = "/sys/module/drm/parameters/debug";
+	unsigned int cur = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%u", &cur) != 1)
+		cur = 0;
+	fclose(f);
+	if ((cur & mask) == mask)
+		return 0;
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%u\n", cur | mask);
+	return fclose(f) ? -errno : 0;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small libdrm helpers shared by the guest tests: find the vkms device and
+ * its objects, look up properties by name, build atomic requests, allocate
+ * dumb framebuffers, and read the kernel log for drm debug lines.
+ */
+#ifndef KMS_UTIL_H
+#define KMS_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+
+#define KMS_MAX_OVERLAYS 8
+
+struct kms_device {
+	int fd;
+	uint32_t crtc_id;
+	unsigned int crtc_index;
+	uint32_t connector_id;
+	uint32_t primary_id;
+	uint32_t cursor_id;
+	uint32_t overlay_ids[KMS_MAX_OVERLAYS];
+	unsigned int overlay_count;
+	drmModeModeInfo mode;
+	uint32_t mode_blob_id;
+	uint32_t gamma_size;
+};
+
+struct kms_fb {
+	uint32_t handle;
+	uint32_t fb_id;
+	uint32_t width;
+	uint32_t height;
+	uint32_t pitch;
+	uint64_t size;
+	uint32_t *pixels;
+};
+
+/* Opens the first DRM primary node driven by @driver; -errno on failure. */
+int kms_open_driver(const char *driver);
+/* Fills @kms from @fd: the CRTC, its connected connector and its planes. */
+int kms_probe(struct kms_device *kms, int fd);
+int kms_set_cap(int fd, uint64_t cap, uint64_t value);
+
+/* Property id of @name on object @obj_id, or 0 if the object has none. */
+uint32_t kms_prop_id(int fd, uint32_t obj_id, uint32_t obj_type, const char *name);
+int kms_prop_value(int fd, uint32_t obj_id, uint32_t obj_type, const char *name,
+		   uint64_t *value);
+/* Adds obj.name = value to @req; -ENOENT when the property does not exist. */
+int kms_add(int fd, drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t obj_type,
+	    const char *name, uint64_t value);
+/* Adds a full plane assignment: unscaled unless src and dst sizes differ. */
+int kms_add_plane(int fd, drmModeAtomicReqPtr req, uint32_t plane_id,
+		  uint32_t crtc_id, uint32_t fb_id,
+		  uint32_t src_w, uint32_t src_h,
+		  int32_t crtc_x, int32_t crtc_y, uint32_t crtc_w, uint32_t crtc_h);
+int kms_commit(int fd, drmModeAtomicReqPtr req, uint32_t flags);
+
+int kms_fb_create(int fd, uint32_t width, uint32_t height, uint32_t format,
+		  struct kms_fb *fb);
+void kms_fb_fill(struct kms_fb *fb, uint32_t argb);
+void kms_fb_destroy(int fd, struct kms_fb *fb);
+
+/* Waits up to @timeout_ms for one page-flip or vblank event. */
+int kms_wait_event(int fd, int timeout_ms);
+
+/*
+ * The kernel log, read through /dev/kmsg: kmsg_open() starts at the end,
+ * kmsg_mark() forgets what was logged so far, kmsg_seen() looks for a record
+ * logged since the mark that contains every one of the given strings.
+ */
+int kmsg_open(void);
+void kmsg_mark(void);
+bool kmsg_seen(const char *a, const char *b);
+/* Makes sure the drm.debug categories in @mask are enabled. */
+int drm_debug_enable(unsigned int mask);
+
+#endif

@@ -1,0 +1,86 @@
+#!/bin/sh
+# The guest's test list. Each suite is framed by "## suite NAME" and
+# "## exit NAME STATUS" for bench/verdict.sh; KUnit suites are copied from
+# debugfs as KTAP under "kunit:NAME".
+. /tests/tap.sh
+
+suite() {
+	suite_name=$1
+	shift
+	echo "## suite $suite_name"
+	"$@"
+	echo "## exit $suite_name $?"
+}
+
+# KUnit suites the project needs, as modules so that only these run.
+KUNIT_MODULES="drm_rect_test"
+
+kunit_module() {
+	modprobe "$1" || { echo "## suite kunit:$1"; echo "## exit kunit:$1 1"; return; }
+	for dir in /sys/kernel/debug/kunit/*/; do
+		s=$(basename "$dir")
+		echo "## suite kunit:$s"
+		cat "$dir/results"
+		echo "## exit kunit:$s 0"
+	done
+	rmmod "$1"
+}
+
+verdicts() { grep -E '^(not )?ok [0-9]+' "$1"; }
+
+same_as_chrome() {
+	tap_plan 3
+	tap_check "the second run really was a binary named chrome with comm chrome" \
+		grep -q '^# running as comm=chrome exe=/tmp/chrome$' /tmp/as-chrome.tap
+	tap_check "both runs reported the same number of tests" \
+		test "$(verdicts /tmp/as-self.tap | wc -l)" = "$(verdicts /tmp/as-chrome.tap | wc -l)"
+	verdicts /tmp/as-self.tap > /tmp/as-self.v
+	verdicts /tmp/as-chrome.tap > /tmp/as-chrome.v
+	tap_check "every test has the same verdict when run as chrome" \
+		diff /tmp/as-self.v /tmp/as-chrome.v
+	tap_status
+}
+
+module_twin() {
+	tap_plan 4
+	tap_check "exported_twin.ko loads" insmod /tests/exported_twin.ko
+	tap_check "exported_twin is listed in /proc/modules" grep -q '^exported_twin ' /proc/modules
+	tap_check "exported_twin unloads" rmmod exported_twin
+	tap_check "exported_twin is gone from /proc/modules" \
+		sh -c '! grep -q "^exported_twin " /proc/modules'
+	tap_status
+}
+
+vkms_teardown() {
+	tap_plan 1
+	tap_check "vkms unloads after the tests" rmmod vkms
+	tap_status
+}
+
+modprobe vkms
+
+# Output goes through a file, not a pipe, so that the suite's exit status is
+# the program's own.
+run_tap() {
+	out=$1
+	shift
+	"$@" > "$out"
+	rc=$?
+	cat "$out"
+	return $rc
+}
+run_self() { run_tap /tmp/as-self.tap /tests/kms_atomic_only; }
+run_chrome() {
+	cp /tests/kms_atomic_only /tmp/chrome
+	run_tap /tmp/as-chrome.tap /tmp/chrome --comm chrome
+}
+suite kms_atomic_only run_self
+suite kms_atomic_only@chrome run_chrome
+suite same_verdicts_as_chrome same_as_chrome
+
+for m in $KUNIT_MODULES; do
+	kunit_module "$m"
+done
+
+suite exported_twin module_twin
+suite vkms_teardown vkms_teardown

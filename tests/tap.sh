@@ -1,0 +1,28 @@
+# TAP helpers for the guest's shell suites; sourced by run-guest.sh.
+# shellcheck shell=sh
+
+tap_n=0
+tap_failed=0
+
+tap_plan() {
+	tap_n=0
+	tap_failed=0
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+# tap_check NAME COMMAND...: one test, passing when COMMAND succeeds.
+tap_check() {
+	tap_name=$1
+	shift
+	tap_n=$((tap_n + 1))
+	if "$@" >/tmp/tap.out 2>&1; then
+		echo "ok $tap_n - $tap_name"
+	else
+		echo "not ok $tap_n - $tap_name"
+		sed 's/^/# /' /tmp/tap.out
+		tap_failed=$((tap_failed + 1))
+	fi
+}
+
+tap_status() { [ "$tap_failed" -eq 0 ]; }
