@@ -24,7 +24,7 @@ rm -f "$out/console.log" "$out/results.tap"
 # slow serial console.
 loglevel=6
 [ "$mode" = demo ] && loglevel=4
-append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 bench.mode=$mode"
+append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 bench.mode=$mode bench.config=$cfg"
 
 if [ "$mode" = demo ]; then
 	console="-serial stdio"

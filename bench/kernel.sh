@@ -15,7 +15,8 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/fragments.stamp" 2>/dev/null)" != "
 	say "$cfg: configuring (tinyconfig + $(echo "$frags" | xargs -n1 basename | xargs))"
 	make -s -C "$SRC" O="$obj" tinyconfig >/dev/null
 	# shellcheck disable=SC2086
-	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags >/dev/null
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags \
+		> "$obj/merge_config.log" 2>&1 || { cat "$obj/merge_config.log"; exit 1; }
 	make -s -C "$SRC" O="$obj" olddefconfig >/dev/null
 	# A symbol whose dependencies are missing is silently dropped by
 	# kconfig: refuse to build something other than what was asked for.

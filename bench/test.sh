@@ -10,7 +10,18 @@ configs=${*:-base debug}
 "$REPO/bench/deps.sh"
 "$REPO/bench/tree.sh"
 
-outs=""
+series_out=$BUILD/results/series
+rm -rf "$series_out" && mkdir -p "$series_out"
+{
+	echo "## suite host:series"
+	"$REPO/tests/host/series.sh" "$SRC"
+	echo "## exit host:series $?"
+	echo "## suite host:verdict-selftest"
+	"$REPO/tests/host/verdict-selftest.sh"
+	echo "## exit host:verdict-selftest $?"
+} > "$series_out/host.tap"
+
+outs=$series_out
 for cfg in $configs; do
 	out=$BUILD/results/$cfg
 	rm -rf "$out"

@@ -3,9 +3,9 @@
 #
 # usage: verdict.sh <outdir>...   (one outdir per configuration)
 #
-# Each outdir holds results.tap (guest TAP/KTAP between "## suite" and
-# "## exit" markers), host.tap (host-side checks) and console.log (kernel
-# console). Every test is reported by name; a suite that dies before its plan
+# Each outdir holds host.tap (host-side checks) and, for a configuration
+# that booted, results.tap (guest TAP/KTAP between "## suite" and "## exit"
+# markers) and console.log (kernel console). Every test is reported by name; a suite that dies before its plan
 # is complete, a guest that never reaches "## done", and any oops, BUG,
 # WARNING, lockdep or KASAN report on the console are failures too. The last
 # line is "N passed, N failed[, N skipped]"; the exit status is non-zero if
@@ -23,10 +23,12 @@ trap 'rm -f "$tmp"' EXIT
 
 for out in "$@"; do
 	cfg=$(basename "$out")
+	guest=0
+	[ -f "$out/results.tap" ] && guest=1
 	{
 		cat "$out/results.tap" 2>/dev/null || true
 		cat "$out/host.tap" 2>/dev/null || true
-	} | awk -v cfg="$cfg" '
+	} | awk -v cfg="$cfg" -v guest="$guest" '
 	function report(verdict, name) { printf "%s %s/%s\n", verdict, cfg, name }
 	function close_suite(rc,   n) {
 		if (suite == "")
@@ -66,12 +68,15 @@ for out in "$@"; do
 	}
 	END {
 		close_suite("0")
+		if (!guest)
+			exit
 		if (!done)
 			report("FAIL", "guest: ran to completion (no \"## done\" marker)")
 		else
 			report("PASS", "guest: ran to completion")
 	}' >> "$tmp"
 
+	[ "$guest" = 1 ] || continue
 	if [ -f "$out/timeout" ]; then
 		echo "FAIL $cfg/guest: $(cat "$out/timeout")" >> "$tmp"
 	fi

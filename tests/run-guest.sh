@@ -57,6 +57,16 @@ vkms_teardown() {
 	tap_status
 }
 
+# The debug configuration is only worth its time if its checkers really run.
+debug_kernel() {
+	tap_plan 2
+	tap_check "KASAN is active" sh -c 'dmesg | grep -q "KernelAddressSanitizer initialized"'
+	tap_check "lockdep is active" sh -c 'dmesg | grep -q "Lock dependency validator"'
+	tap_status
+}
+
+[ "${BENCH_CONFIG:-}" = debug ] && suite debug_kernel debug_kernel
+
 modprobe vkms
 
 # Output goes through a file, not a pipe, so that the suite's exit status is
