@@ -25,6 +25,8 @@ rm -f "$out/console.log" "$out/results.tap"
 loglevel=6
 [ "$mode" = demo ] && loglevel=4
 append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 bench.mode=$mode bench.config=$cfg"
+# Developer shortcut: BENCH_ONLY=<glob> runs only the guest suites matching it.
+[ -n "${BENCH_ONLY:-}" ] && append="$append bench.only=$BENCH_ONLY"
 
 if [ "$mode" = demo ]; then
 	console="-serial stdio"

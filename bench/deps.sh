@@ -7,7 +7,7 @@ set -eu
 
 PACKAGES="linux-source-6.1 qemu-system-x86 busybox-static libdrm-dev
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
-	pkg-config git python3 rsync"
+	pkg-config git python3 python3-ply python3-git rsync"
 
 missing=""
 for p in $PACKAGES; do

@@ -13,17 +13,20 @@ mkdir -p "$obj"
 want=$(cat $frags | sha256sum | cut -d' ' -f1)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/fragments.stamp" 2>/dev/null)" != "$want" ]; then
 	say "$cfg: configuring (tinyconfig + $(echo "$frags" | xargs -n1 basename | xargs))"
-	make -s -C "$SRC" O="$obj" tinyconfig >/dev/null
-	# shellcheck disable=SC2086
-	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags \
-		> "$obj/merge_config.log" 2>&1 || { cat "$obj/merge_config.log"; exit 1; }
-	make -s -C "$SRC" O="$obj" olddefconfig >/dev/null
+	log=$obj/config.log
+	{
+		make -s -C "$SRC" O="$obj" tinyconfig &&
+		# shellcheck disable=SC2086
+		"$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags &&
+		make -s -C "$SRC" O="$obj" olddefconfig
+	} > "$log" 2>&1 || { cat "$log" >&2; die "$cfg: configuration failed"; }
 	# A symbol whose dependencies are missing is silently dropped by
 	# kconfig: refuse to build something other than what was asked for.
 	# shellcheck disable=SC2086
-	grep -h '^CONFIG_' $frags | while read -r line; do
+	grep -h '^CONFIG_' $frags > "$obj/wanted.config"
+	while read -r line; do
 		grep -qx "$line" "$obj/.config" || die "$cfg: '$line' did not take (unmet dependency?)"
-	done
+	done < "$obj/wanted.config"
 	echo "$want" > "$obj/fragments.stamp"
 fi
 

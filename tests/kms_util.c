@@ -214,10 +214,14 @@ int kms_fb_create(int fd, uint32_t width, uint32_t height, uint32_t format,
 		  struct kms_fb *fb)
 {
 	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
-	uint32_t bpp = format == DRM_FORMAT_RGB565 ? 16 : 32;
+	uint32_t bpp = 32;
 	uint64_t map_offset;
 	void *map;
 
+	if (format == DRM_FORMAT_RGB565)
+		bpp = 16;
+	else if (format == DRM_FORMAT_XRGB16161616 || format == DRM_FORMAT_ARGB16161616)
+		bpp = 64;
 	memset(fb, 0, sizeof(*fb));
 	if (drmModeCreateDumbBuffer(fd, width, height, bpp, 0, &fb->handle,
 				    &fb->pitch, &fb->size))

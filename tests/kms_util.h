@@ -13,6 +13,7 @@
 #include <xf86drmMode.h>
 
 #define KMS_MAX_OVERLAYS 8
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct kms_device {
 	int fd;

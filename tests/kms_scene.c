@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+#include "kms_scene.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+
+/* A high refresh rate keeps the wait for the next composition short. */
+#define SCENE_REFRESH 240
+/* Blending in another order rounds differently: up to one unit per blend. */
+#define ROUNDING_TOLERANCE 4
+
+static int write_file(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+int set_per_pipe(bool on)
+{
+	return write_file("/sys/module/vkms/parameters/per_pipe_cursor", on ? "1" : "0");
+}
+
+int set_protect_legacy(bool on)
+{
+	return write_file("/sys/module/vkms/parameters/protect_legacy_cursor", on ? "1" : "0");
+}
+
+int set_skip_validation(struct rig *b, bool on)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/vkms_skip_cursor_validation", b->debugfs);
+	return write_file(path, on ? "1" : "0");
+}
+
+static uint32_t premultiply(uint32_t a, uint32_t r, uint32_t g, uint32_t b)
+{
+	r = r * a / 0xff;
+	g = g * a / 0xff;
+	b = b * a / 0xff;
+	return a << 24 | r << 16 | g << 8 | b;
+}
+
+uint32_t pattern_plane(unsigned int plane, bool translucent, unsigned int x, unsigned int y)
+{
+	uint32_t r = (x * 7 + plane * 50) & 0xff;
+	uint32_t g = (y * 5 + plane * 90) & 0xff;
+	uint32_t b = (plane * 60 + (x ^ y)) & 0xff;
+
+	return premultiply(translucent ? 0x80 : 0xff, r, g, b);
+}
+
+uint32_t pattern_cursor(unsigned int u, unsigned int v)
+{
+	/* Never transparent, so that every misplaced cursor pixel shows. */
+	return premultiply((u + v) & 1 ? 0xff : 0xa0, 0xff - u, 0x40 + v, 0xe0);
+}
+
+static void fill(struct kms_fb *fb, unsigned int plane, bool translucent, bool cursor)
+{
+	for (uint32_t y = 0; y < fb->height; y++)
+		for (uint32_t x = 0; x < fb->width; x++)
+			fb->pixels[y * (fb->pitch / 4) + x] = cursor ?
+				pattern_cursor(x, y) : pattern_plane(plane, translucent, x, y);
+}
+
+static uint32_t find_writeback(int fd)
+{
+	drmModeResPtr res = drmModeGetResources(fd);
+	uint32_t id = 0;
+
+	for (int i = 0; res && i < res->count_connectors && !id; i++) {
+		drmModeConnectorPtr c = drmModeGetConnector(fd, res->connectors[i]);
+
+		if (c && c->connector_type == DRM_MODE_CONNECTOR_WRITEBACK)
+			id = c->connector_id;
+		drmModeFreeConnector(c);
+	}
+	drmModeFreeResources(res);
+	return id;
+}
+
+static void small_mode(drmModeModeInfo *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->hdisplay = SCENE_W;
+	m->hsync_start = SCENE_W + 4;
+	m->hsync_end = SCENE_W + 8;
+	m->htotal = SCENE_W + 16;
+	m->vdisplay = SCENE_H;
+	m->vsync_start = SCENE_H + 2;
+	m->vsync_end = SCENE_H + 4;
+	m->vtotal = SCENE_H + 8;
+	m->vrefresh = SCENE_REFRESH;
+	m->clock = m->htotal * m->vtotal * SCENE_REFRESH / 1000;
+	m->type = DRM_MODE_TYPE_USERDEF;
+	snprintf(m->name, sizeof(m->name), "%ux%u", SCENE_W, SCENE_H);
+}
+
+void scene_default(struct scene *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->primary = (struct plane_cfg) {
+		.on = true, .w = SCENE_W, .h = SCENE_H,
+		.src_w = SCENE_W, .src_h = SCENE_H, .zpos = 0,
+	};
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		s->overlay[i].zpos = i + 1;
+}
+
+static int add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane_id,
+		     const struct kms_fb *fb, const struct plane_cfg *p)
+{
+	int fd = b->fd, ret;
+
+	if (!p->on)
+		return kms_add(fd, req, plane_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
+		       kms_add(fd, req, plane_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
+	ret = kms_add_plane(fd, req, plane_id, b->kms.crtc_id, fb->fb_id,
+			    p->src_w, p->src_h, p->x, p->y, p->w, p->h);
+	if (!ret && kms_prop_id(fd, plane_id, DRM_MODE_OBJECT_PLANE, "zpos"))
+		ret = kms_add(fd, req, plane_id, DRM_MODE_OBJECT_PLANE, "zpos", p->zpos);
+	return ret;
+}
+
+static int build(struct rig *b, drmModeAtomicReqPtr req, const struct scene *s)
+{
+	const struct cursor_cfg *c = &s->cursor;
+	int ret;
+
+	ret = add_plane(b, req, b->kms.primary_id, &b->primary_fb, &s->primary);
+	for (int i = 0; i < SCENE_MAX_OVERLAYS && !ret; i++)
+		ret = add_plane(b, req, b->kms.overlay_ids[i],
+				&b->overlay_fb[i][s->overlay[i].translucent], &s->overlay[i]);
+	if (ret)
+		return ret;
+	if (!c->on)
+		return kms_add(b->fd, req, b->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
+		       kms_add(b->fd, req, b->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
+	return kms_add_plane(b->fd, req, b->kms.cursor_id, b->kms.crtc_id, b->cursor_fb.fb_id,
+			     c->w, c->h, c->x, c->y, c->w, c->h);
+}
+
+int scene_commit(struct rig *b, const struct scene *s, uint32_t flags)
+{
+	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
+	int ret;
+
+	if (!req)
+		return -ENOMEM;
+	ret = build(b, req, s);
+	if (!ret)
+		ret = kms_commit(b->fd, req, flags);
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+int scene_capture(struct rig *b, const struct scene *s, struct image *out)
+{
+	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
+	int32_t fence = -1;
+	int ret = 0;
+
+	if (!req)
+		return -ENOMEM;
+	if (s)
+		ret = build(b, req, s);
+	/* Pull the CRTC in, so that it is checked and composed anew. */
+	ret |= kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+	ret |= kms_add(b->fd, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR,
+		       "WRITEBACK_FB_ID", b->wb_fb.fb_id);
+	ret |= kms_add(b->fd, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR,
+		       "WRITEBACK_OUT_FENCE_PTR", (uint64_t)(uintptr_t)&fence);
+	if (!ret)
+		ret = kms_commit(b->fd, req, 0);
+	drmModeAtomicFree(req);
+	if (ret)
+		return ret;
+	if (fence >= 0) {
+		struct pollfd pfd = { .fd = fence, .events = POLLIN };
+
+		ret = poll(&pfd, 1, 2000) == 1 ? 0 : -ETIMEDOUT;
+		close(fence);
+	} else {
+		ret = -EIO;
+	}
+	if (ret)
+		return ret;
+	for (unsigned int y = 0; y < out->h; y++)
+		memcpy(out->px + y * out->w * 4,
+		       (uint8_t *)b->wb_fb.pixels + y * b->wb_fb.pitch, out->w * 8);
+	return 0;
+}
+
+int image_alloc(struct image *img)
+{
+	img->w = SCENE_W;
+	img->h = SCENE_H;
+	img->px = calloc(img->w * img->h * 4, sizeof(*img->px));
+	return img->px ? 0 : -ENOMEM;
+}
+
+void image_free(struct image *img)
+{
+	free(img->px);
+	img->px = NULL;
+}
+
+long image_diff(const struct image *a, const struct image *b, int *first_x, int *first_y)
+{
+	long count = 0;
+
+	if (a->w != b->w || a->h != b->h)
+		return -1;
+	for (unsigned int y = 0; y < a->h; y++) {
+		for (unsigned int x = 0; x < a->w; x++) {
+			const uint16_t *pa = a->px + (y * a->w + x) * 4;
+			const uint16_t *pb = b->px + (y * b->w + x) * 4;
+			bool differs = false;
+
+			for (int c = 0; c < 3; c++)
+				differs |= abs((int)pa[c] - (int)pb[c]) > ROUNDING_TOLERANCE;
+			if (differs && !count++ && first_x) {
+				*first_x = x;
+				*first_y = y;
+			}
+		}
+	}
+	return count;
+}
+
+void scene_describe(const struct scene *s, char *buf, size_t len)
+{
+	size_t n = snprintf(buf, len, "primary z%u", s->primary.zpos);
+
+	for (int i = 0; i < SCENE_MAX_OVERLAYS && n < len; i++) {
+		const struct plane_cfg *p = &s->overlay[i];
+
+		if (p->on)
+			n += snprintf(buf + n, len - n, "; ov%d %s %ux%u->%ux%u@%d,%d z%u", i,
+				      p->translucent ? "argb" : "xrgb", p->src_w, p->src_h,
+				      p->w, p->h, p->x, p->y, p->zpos);
+	}
+	if (n < len && s->cursor.on)
+		snprintf(buf + n, len - n, "; cursor %ux%u@%d,%d", s->cursor.w, s->cursor.h,
+			 s->cursor.x, s->cursor.y);
+}
+
+static int initial_modeset(struct rig *b)
+{
+	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
+	struct scene s;
+	int ret = 0;
+
+	scene_default(&s);
+	ret |= kms_add(b->fd, req, b->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID", 0);
+	ret |= kms_add(b->fd, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
+		       b->kms.crtc_id);
+	ret |= kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", b->mode_blob);
+	ret |= kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+	ret |= build(b, req, &s);
+	if (!ret)
+		ret = kms_commit(b->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET);
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+int rig_open(struct rig *b)
+{
+	struct stat st;
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = kms_open_driver("vkms");
+	if (b->fd < 0)
+		return b->fd;
+	if (kms_set_cap(b->fd, DRM_CLIENT_CAP_ATOMIC, 1) ||
+	    kms_set_cap(b->fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1))
+		return -errno;
+	ret = kms_probe(&b->kms, b->fd);
+	if (ret)
+		return ret;
+	if (b->kms.overlay_count < SCENE_MAX_OVERLAYS || !b->kms.cursor_id)
+		return -ENODEV;
+	b->wb_connector = find_writeback(b->fd);
+	if (!b->wb_connector)
+		return -ENODEV;
+	if (fstat(b->fd, &st))
+		return -errno;
+	snprintf(b->debugfs, sizeof(b->debugfs), "/sys/kernel/debug/dri/%u",
+		 minor(st.st_rdev));
+
+	small_mode(&b->mode);
+	if (drmModeCreatePropertyBlob(b->fd, &b->mode, sizeof(b->mode), &b->mode_blob))
+		return -errno;
+
+	ret = kms_fb_create(b->fd, SCENE_W, SCENE_H, DRM_FORMAT_XRGB8888, &b->primary_fb);
+	for (int i = 0; i < SCENE_MAX_OVERLAYS && !ret; i++) {
+		for (int t = 0; t < 2 && !ret; t++) {
+			ret = kms_fb_create(b->fd, 4 * SCENE_W, 4 * SCENE_H,
+					    t ? DRM_FORMAT_ARGB8888 : DRM_FORMAT_XRGB8888,
+					    &b->overlay_fb[i][t]);
+			if (!ret)
+				fill(&b->overlay_fb[i][t], i + 1, t, false);
+		}
+	}
+	if (!ret)
+		ret = kms_fb_create(b->fd, SCENE_CURSOR_MAX, SCENE_CURSOR_MAX,
+				    DRM_FORMAT_ARGB8888, &b->cursor_fb);
+	if (!ret)
+		ret = kms_fb_create(b->fd, SCENE_W, SCENE_H, DRM_FORMAT_XRGB16161616,
+				    &b->wb_fb);
+	if (ret)
+		return ret;
+	fill(&b->primary_fb, 0, false, false);
+	fill(&b->cursor_fb, 0, false, true);
+	return initial_modeset(b);
+}
+
+void rig_close(struct rig *b)
+{
+	kms_fb_destroy(b->fd, &b->wb_fb);
+	kms_fb_destroy(b->fd, &b->cursor_fb);
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		for (int t = 0; t < 2; t++)
+			kms_fb_destroy(b->fd, &b->overlay_fb[i][t]);
+	kms_fb_destroy(b->fd, &b->primary_fb);
+	close(b->fd);
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scenes for the per-pipe cursor tests: a primary plane, up to
+ * SCENE_MAX_OVERLAYS overlays (scaled, translucent, stacked by zpos) and a
+ * cursor, committed as one complete atomic state and read back through the
+ * vkms writeback connector.
+ */
+#ifndef KMS_SCENE_H
+#define KMS_SCENE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kms_util.h"
+
+#define SCENE_MAX_OVERLAYS 3
+#define SCENE_W 256
+#define SCENE_H 160
+/* Largest cursor the scenes use; the framebuffer holds a test pattern. */
+#define SCENE_CURSOR_MAX 128
+
+struct plane_cfg {
+	bool on;
+	bool translucent;	/* ARGB8888 with alpha 0x80, else XRGB8888 */
+	int x, y;		/* destination on the CRTC */
+	unsigned int w, h;
+	unsigned int src_w, src_h;	/* source size, from 0,0 */
+	unsigned int zpos;
+};
+
+struct cursor_cfg {
+	bool on;
+	int x, y;
+	unsigned int w, h;
+};
+
+struct scene {
+	struct plane_cfg primary;
+	struct plane_cfg overlay[SCENE_MAX_OVERLAYS];
+	struct cursor_cfg cursor;
+};
+
+struct image {
+	uint16_t *px;		/* XRGB16161616: 4 channels per pixel, b g r x */
+	unsigned int w, h;
+};
+
+struct rig {
+	struct kms_device kms;
+	int fd;
+	uint32_t wb_connector;
+	uint32_t mode_blob;
+	drmModeModeInfo mode;
+	struct kms_fb primary_fb;
+	struct kms_fb overlay_fb[SCENE_MAX_OVERLAYS][2];	/* [i][translucent] */
+	struct kms_fb cursor_fb;
+	struct kms_fb wb_fb;
+	char debugfs[64];
+};
+
+/* Opens vkms with overlays, writeback and a small fast mode. */
+int rig_open(struct rig *b);
+void rig_close(struct rig *b);
+
+/* The vkms module parameters and the test-only debugfs switch. */
+int set_per_pipe(bool on);
+int set_protect_legacy(bool on);
+int set_skip_validation(struct rig *b, bool on);
+
+/* A full-screen unscaled opaque primary and nothing else. */
+void scene_default(struct scene *s);
+/* Commits @s as a complete state; returns 0 or -errno. */
+int scene_commit(struct rig *b, const struct scene *s, uint32_t flags);
+/* Commits @s (or only the writeback job if NULL) and reads the frame back. */
+int scene_capture(struct rig *b, const struct scene *s, struct image *out);
+void scene_describe(const struct scene *s, char *buf, size_t len);
+
+int image_alloc(struct image *img);
+void image_free(struct image *img);
+/* Pixels differing by more than the rounding of blending; -1 if sizes differ. */
+long image_diff(const struct image *a, const struct image *b, int *first_x, int *first_y);
+
+/* Colour of a plane's test pattern at source pixel x, y, as ARGB8888. */
+uint32_t pattern_plane(unsigned int plane, bool translucent, unsigned int x, unsigned int y);
+uint32_t pattern_cursor(unsigned int u, unsigned int v);
+
+#endif
