@@ -11,8 +11,8 @@ out=${3:?}
 obj=$(objdir "$cfg")
 
 case "$cfg" in
-debug) mem=2G; limit=${BOOT_TIMEOUT:-900} ;;
-*) mem=1G; limit=${BOOT_TIMEOUT:-300} ;;
+debug) mem=2G; limit=${BOOT_TIMEOUT:-2400} ;;
+*) mem=1G; limit=${BOOT_TIMEOUT:-1200} ;;
 esac
 
 mkdir -p "$out"
