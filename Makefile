@@ -1,6 +1,7 @@
 # The two entry points of the project; everything else is in bench/.
 #   make demo   boot the patched kernel and show the capability at work
 #   make test   build, boot and check every configuration, print the verdict
+#   make bench  composition cost of the per-pipe cursor emulation (figures)
 CONFIGS ?= base debug
 
 demo:
@@ -9,12 +10,15 @@ demo:
 test:
 	@bench/test.sh $(CONFIGS)
 
+bench:
+	@bench/bench.sh
+
 # Drop build products but keep the unpacked kernel tree.
 clean:
 	rm -rf build/obj-* build/initramfs-* build/results build/tests build/demo \
-		build/twin-* build/modcheck-*
+		build/twin-* build/modcheck-* build/bench
 
 distclean:
 	rm -rf build
 
-.PHONY: demo test clean distclean
+.PHONY: demo test bench clean distclean

@@ -5,7 +5,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: boot.sh base|debug test|demo outdir}
+cfg=${1:?usage: boot.sh base|debug test|demo|bench outdir}
 mode=${2:?}
 out=${3:?}
 obj=$(objdir "$cfg")
@@ -23,12 +23,12 @@ rm -f "$out/console.log" "$out/results.tap"
 # where the tests read them through /dev/kmsg; loglevel keeps them off the
 # slow serial console.
 loglevel=6
-[ "$mode" = demo ] && loglevel=4
+[ "$mode" = test ] || loglevel=4
 append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 bench.mode=$mode bench.config=$cfg"
 # Developer shortcut: BENCH_ONLY=<glob> runs only the guest suites matching it.
 [ -n "${BENCH_ONLY:-}" ] && append="$append bench.only=$BENCH_ONLY"
 
-if [ "$mode" = demo ]; then
+if [ "$mode" != test ]; then
 	console="-serial stdio"
 else
 	console="-serial file:$out/console.log"

@@ -12,18 +12,20 @@ stage=$BUILD/initramfs-$cfg
 
 make -s -C "$REPO/tests" KHDR="$obj/hdr/include" OUT="$BUILD/tests"
 make -s -C "$REPO/demo" KHDR="$obj/hdr/include" OUT="$BUILD/demo"
+make -s -C "$REPO/bench/guest" KHDR="$obj/hdr/include" OUT="$BUILD/bench"
 twin=$BUILD/twin-$cfg
 rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
 make -s -C "$obj" M="$twin" modules >/dev/null
 
 rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests" "$stage/demo"
+mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests" "$stage/demo" "$stage/bench"
 cp /bin/busybox "$stage/bin/busybox"
 cp "$REPO/bench/guest/init" "$stage/init"
 cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
 cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$stage/tests/"
 cp "$twin/exported_twin.ko" "$stage/tests/"
 cp "$BUILD"/demo/* "$REPO/demo/run-demo.sh" "$stage/demo/"
+cp "$BUILD"/bench/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
 chmod +x "$stage/init"
 
 (cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"

@@ -95,7 +95,7 @@ static uint32_t find_writeback(int fd)
 	return id;
 }
 
-static void small_mode(drmModeModeInfo *m)
+static void small_mode(drmModeModeInfo *m, unsigned int refresh)
 {
 	memset(m, 0, sizeof(*m));
 	m->hdisplay = SCENE_W;
@@ -106,8 +106,8 @@ static void small_mode(drmModeModeInfo *m)
 	m->vsync_start = SCENE_H + 2;
 	m->vsync_end = SCENE_H + 4;
 	m->vtotal = SCENE_H + 8;
-	m->vrefresh = SCENE_REFRESH;
-	m->clock = m->htotal * m->vtotal * SCENE_REFRESH / 1000;
+	m->vrefresh = refresh;
+	m->clock = m->htotal * m->vtotal * refresh / 1000;
 	m->type = DRM_MODE_TYPE_USERDEF;
 	snprintf(m->name, sizeof(m->name), "%ux%u", SCENE_W, SCENE_H);
 }
@@ -280,6 +280,25 @@ static int initial_modeset(struct rig *b)
 	return ret;
 }
 
+int rig_set_refresh(struct rig *b, unsigned int refresh)
+{
+	drmModeAtomicReqPtr req;
+	drmModeModeInfo mode;
+	uint32_t blob;
+	int ret;
+
+	small_mode(&mode, refresh ? refresh : SCENE_REFRESH);
+	if (drmModeCreatePropertyBlob(b->fd, &mode, sizeof(mode), &blob))
+		return -errno;
+	req = drmModeAtomicAlloc();
+	ret = kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", blob);
+	if (!ret)
+		ret = kms_commit(b->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET);
+	drmModeAtomicFree(req);
+	drmModeDestroyPropertyBlob(b->fd, blob);
+	return ret;
+}
+
 int rig_open(struct rig *b)
 {
 	struct stat st;
@@ -305,7 +324,7 @@ int rig_open(struct rig *b)
 	snprintf(b->debugfs, sizeof(b->debugfs), "/sys/kernel/debug/dri/%u",
 		 minor(st.st_rdev));
 
-	small_mode(&b->mode);
+	small_mode(&b->mode, SCENE_REFRESH);
 	if (drmModeCreatePropertyBlob(b->fd, &b->mode, sizeof(b->mode), &b->mode_blob))
 		return -errno;
 

@@ -61,6 +61,8 @@ struct rig {
 /* Opens vkms with overlays, writeback and a small fast mode. */
 int rig_open(struct rig *b);
 void rig_close(struct rig *b);
+/* Same size, another refresh rate (0: the default, fast one). */
+int rig_set_refresh(struct rig *b, unsigned int refresh);
 
 /* The vkms module parameters and the test-only debugfs switch. */
 int set_per_pipe(bool on);

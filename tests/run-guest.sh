@@ -111,7 +111,12 @@ for t in scaling scenarios clients handover "sweep $SWEEP 1" "stress $STRESS"; d
 	set -- $t
 	suite "cursor:$1" run_tap "/tmp/cursor-$1.tap" /tests/kms_cursor_pipes $t
 done
-for t in scenarios clients handover "sweep $SWEEP 1"; do
+# The whole suite again as a binary named chrome, with comm chrome; under
+# the debug kernel the long sweep and stress run once only.
+CHROME_SUITE="scaling scenarios clients handover"
+[ "${BENCH_CONFIG:-}" = debug ] || CHROME_SUITE="$CHROME_SUITE \"sweep $SWEEP 1\" \"stress $STRESS\""
+eval "set -- $CHROME_SUITE"
+for t in "$@"; do
 	set -- $t
 	cp /tests/kms_cursor_pipes /tmp/chrome
 	suite "cursor:$1@chrome" run_tap "/tmp/cursor-$1@chrome.tap" /tmp/chrome $t --comm chrome
