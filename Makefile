@@ -5,13 +5,13 @@
 CONFIGS ?= base debug
 
 demo:
-	@bench/demo.sh
+	@bench/show.sh demo
 
 test:
 	@bench/test.sh $(CONFIGS)
 
 bench:
-	@bench/bench.sh
+	@bench/show.sh bench
 
 # Drop build products but keep the unpacked kernel tree.
 clean:

@@ -79,22 +79,6 @@ static void fill(struct kms_fb *fb, unsigned int plane, bool translucent, bool c
 				pattern_cursor(x, y) : pattern_plane(plane, translucent, x, y);
 }
 
-static uint32_t find_writeback(int fd)
-{
-	drmModeResPtr res = drmModeGetResources(fd);
-	uint32_t id = 0;
-
-	for (int i = 0; res && i < res->count_connectors && !id; i++) {
-		drmModeConnectorPtr c = drmModeGetConnector(fd, res->connectors[i]);
-
-		if (c && c->connector_type == DRM_MODE_CONNECTOR_WRITEBACK)
-			id = c->connector_id;
-		drmModeFreeConnector(c);
-	}
-	drmModeFreeResources(res);
-	return id;
-}
-
 static void small_mode(drmModeModeInfo *m, unsigned int refresh)
 {
 	memset(m, 0, sizeof(*m));
@@ -316,7 +300,7 @@ int rig_open(struct rig *b)
 		return ret;
 	if (b->kms.overlay_count < SCENE_MAX_OVERLAYS || !b->kms.cursor_id)
 		return -ENODEV;
-	b->wb_connector = find_writeback(b->fd);
+	b->wb_connector = kms_find_writeback(b->fd);
 	if (!b->wb_connector)
 		return -ENODEV;
 	if (fstat(b->fd, &st))

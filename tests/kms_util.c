@@ -35,6 +35,22 @@ int kms_open_driver(const char *driver)
 	return -ENODEV;
 }
 
+uint32_t kms_find_writeback(int fd)
+{
+	drmModeResPtr res = drmModeGetResources(fd);
+	uint32_t id = 0;
+
+	for (int i = 0; res && i < res->count_connectors && !id; i++) {
+		drmModeConnectorPtr c = drmModeGetConnector(fd, res->connectors[i]);
+
+		if (c && c->connector_type == DRM_MODE_CONNECTOR_WRITEBACK)
+			id = c->connector_id;
+		drmModeFreeConnector(c);
+	}
+	drmModeFreeResources(res);
+	return id;
+}
+
 int kms_set_cap(int fd, uint64_t cap, uint64_t value)
 {
 	return drmSetClientCap(fd, cap, value) ? -errno : 0;

@@ -44,6 +44,8 @@ int kms_open_driver(const char *driver);
 /* Fills @kms from @fd: the CRTC, its connected connector and its planes. */
 int kms_probe(struct kms_device *kms, int fd);
 int kms_set_cap(int fd, uint64_t cap, uint64_t value);
+/* The writeback connector (needs DRM_CLIENT_CAP_WRITEBACK_CONNECTORS), or 0. */
+uint32_t kms_find_writeback(int fd);
 
 /* Property id of @name on object @obj_id, or 0 if the object has none. */
 uint32_t kms_prop_id(int fd, uint32_t obj_id, uint32_t obj_type, const char *name);

@@ -1,4 +1,5 @@
-# TAP helpers for the guest's shell suites; sourced by run-guest.sh.
+# TAP helpers for shell suites, in the guest (run-guest.sh) and on the host
+# (tests/host/*.sh).
 # shellcheck shell=sh
 
 tap_n=0
@@ -21,6 +22,17 @@ tap_check() {
 	else
 		echo "not ok $tap_n - $tap_name"
 		sed 's/^/# /' /tmp/tap.out
+		tap_failed=$((tap_failed + 1))
+	fi
+}
+
+# tap_result STATUS NAME: one test whose outcome is already known.
+tap_result() {
+	tap_n=$((tap_n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
 		tap_failed=$((tap_failed + 1))
 	fi
 }

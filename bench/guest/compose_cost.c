@@ -37,22 +37,6 @@ static int set_per_pipe(bool on)
 	return ret;
 }
 
-static uint32_t find_writeback(int fd)
-{
-	drmModeResPtr res = drmModeGetResources(fd);
-	uint32_t id = 0;
-
-	for (int i = 0; res && i < res->count_connectors && !id; i++) {
-		drmModeConnectorPtr c = drmModeGetConnector(fd, res->connectors[i]);
-
-		if (c && c->connector_type == DRM_MODE_CONNECTOR_WRITEBACK)
-			id = c->connector_id;
-		drmModeFreeConnector(c);
-	}
-	drmModeFreeResources(res);
-	return id;
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -98,7 +82,7 @@ int main(void)
 	fd = kms_open_driver("vkms");
 	if (fd < 0 || kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ||
 	    kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ||
-	    kms_probe(&kms, fd) || kms.overlay_count < 2 || !(wb = find_writeback(fd))) {
+	    kms_probe(&kms, fd) || kms.overlay_count < 2 || !(wb = kms_find_writeback(fd))) {
 		fprintf(stderr, "compose_cost: needs vkms with overlays and writeback\n");
 		return 1;
 	}

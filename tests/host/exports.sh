@@ -6,27 +6,15 @@ obj=$(cd "${1:?usage: exports.sh objdir scratch}" && pwd)
 scratch=${2:?}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 symvers=$obj/Module.symvers
-n=0
-failed=0
-
-check() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$repo/tests/tap.sh"
 
 exported() { awk -v s="$1" '$2 == s { found = 1 } END { exit !found }' "$symvers"; }
 
-echo "TAP version 13"
-echo "1..7"
+tap_plan 7
 
-exported get_task_mm; check $? "Module.symvers exports get_task_mm (the check reads a real symbol list)"
-! exported get_mm_exe_file; check $? "Module.symvers does not export get_mm_exe_file"
-! exported get_task_exe_file; check $? "Module.symvers does not export get_task_exe_file"
+exported get_task_mm; tap_result $? "Module.symvers exports get_task_mm (the check reads a real symbol list)"
+! exported get_mm_exe_file; tap_result $? "Module.symvers does not export get_mm_exe_file"
+! exported get_task_exe_file; tap_result $? "Module.symvers does not export get_task_exe_file"
 
 # The linux-next break of 2021: modpost must refuse a module that calls
 # get_mm_exe_file(), and for exactly that reason.
@@ -34,21 +22,21 @@ rm -rf "$scratch" && mkdir -p "$scratch" && scratch=$(cd "$scratch" && pwd)
 cp -r "$repo/tests/modules/exe_file_probe" "$repo/tests/modules/exported_twin" "$scratch/"
 make -C "$obj" M="$scratch/exe_file_probe" modules > "$scratch/probe.log" 2>&1
 probe_rc=$?
-[ $probe_rc -ne 0 ]; check $? "a module calling get_mm_exe_file() does not build"
+[ $probe_rc -ne 0 ]; tap_result $? "a module calling get_mm_exe_file() does not build"
 grep -Eq 'ERROR: modpost: "get_mm_exe_file" \[.*exe_file_probe\.ko\] undefined!' "$scratch/probe.log"
-check $? "modpost reports \"get_mm_exe_file\" [...exe_file_probe.ko] undefined!"
+tap_result $? "modpost reports \"get_mm_exe_file\" [...exe_file_probe.ko] undefined!"
 [ $probe_rc -ne 0 ] || sed 's/^/# /' "$scratch/probe.log"
 
 make -C "$obj" M="$scratch/exported_twin" modules > "$scratch/twin.log" 2>&1 &&
 	[ -f "$scratch/exported_twin/exported_twin.ko" ]
 twin_rc=$?
-check $twin_rc "its twin using only exported symbols builds"
+tap_result $twin_rc "its twin using only exported symbols builds"
 [ $twin_rc -eq 0 ] || sed 's/^/# /' "$scratch/twin.log"
 
 # Nothing the series adds may look at what the client is called.
 names='get_mm_exe_file|get_task_exe_file|get_task_comm|->comm\b|proc_pid_cmdline|exe_file'
 grep -hE '^\+' "$repo"/patches/0*.patch | grep -v '^+++' | grep -E "$names" > "$scratch/names.log"
-[ ! -s "$scratch/names.log" ]; check $? "the series adds no code that reads a process name or executable"
+[ ! -s "$scratch/names.log" ]; tap_result $? "the series adds no code that reads a process name or executable"
 sed 's/^/# /' "$scratch/names.log"
 
-[ $failed -eq 0 ]
+tap_status

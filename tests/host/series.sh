@@ -9,18 +9,7 @@ patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$repo/patches/series")
 docs="include/uapi/drm/drm.h include/drm/drm_file.h include/drm/drm_ioctl.h
 	include/drm/drm_atomic.h drivers/gpu/drm/vkms/vkms_cursor.c
 	drivers/gpu/drm/vkms/vkms_cursor.h"
-n=0
-failed=0
-
-check() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$repo/tests/tap.sh"
 
 # New files (tests, the cursor model) only make checkpatch ask whether
 # MAINTAINERS needs updating; it does not if an entry already covers them,
@@ -29,15 +18,14 @@ new_files=$(sed -n 's|^+++ b/||p' "$repo"/patches/0*.patch | sort -u | while rea
 	[ -e "$src/$f" ] && ! git -C "$src" cat-file -e "pristine:$f" 2>/dev/null && echo "$f"
 done)
 
-echo "TAP version 13"
-echo "1..$(( $(echo "$patches" | wc -l) + $(echo "$docs" | wc -w) + 1 ))"
+tap_plan "$(( $(echo "$patches" | wc -l) + $(echo "$docs" | wc -w) + 1 ))"
 
 for p in $patches; do
 	# spdxcheck.py needs Debian's python3-ply, not a python3 found earlier in PATH.
 	out=$(cd "$src" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict -q \
 		--ignore FILE_PATH_CHANGES \
 		"$repo/patches/$p" 2>&1)
-	check $? "checkpatch --strict: $p"
+	tap_result $? "checkpatch --strict: $p"
 	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
 done
 
@@ -50,14 +38,14 @@ for f in $new_files; do
 	[ $covered = yes ] || uncovered="$uncovered $f"
 done
 [ -z "$uncovered" ]
-check $? "every new file is covered by a MAINTAINERS entry:$(echo $new_files | wc -w) files"
+tap_result $? "every new file is covered by a MAINTAINERS entry:$(echo $new_files | wc -w) files"
 [ -z "$uncovered" ] || echo "# not covered:$uncovered"
 
 for f in $docs; do
 	out=$(cd "$src" && ./scripts/kernel-doc -none "$f" 2>&1)
 	[ -z "$out" ]
-	check $? "kernel-doc without warnings: $f"
+	tap_result $? "kernel-doc without warnings: $f"
 	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
 done
 
-[ $failed -eq 0 ]
+tap_status
