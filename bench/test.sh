@@ -38,7 +38,8 @@ for cfg in $configs; do
 	"$REPO/bench/guest.sh" "$cfg"
 	tb=$(elapsed)
 	"$REPO/bench/boot.sh" "$cfg" test "$out" || true
-	say "$cfg: built in $((tb - t)) s, guest ran $(cat "$out/boot.seconds") s"
+	say "$cfg: built in $((tb - t)) s, guest ran $(cat "$out/boot.seconds") s;" \
+	    "$(sed -n 's/^# \(user space reached .*\)/\1/p' "$out/results.tap" | tr -d '\r')"
 	host_suite host:exports "$REPO/tests/host/exports.sh" "$(objdir "$cfg")" \
 		"$BUILD/modcheck-$cfg" > "$out/host.tap"
 done

@@ -49,6 +49,9 @@ static void check_setup(int ret, const char *what)
 	}
 }
 
+/* Refusals by the cursor rules that came without their debug line. */
+static unsigned int silent_refusals;
+
 /* The verdict of the kernel's validation for @s under policy @p. */
 static bool accepted(const struct scene *s, enum policy p)
 {
@@ -56,10 +59,13 @@ static bool accepted(const struct scene *s, enum policy p)
 
 	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, p == ATOMIC_ONLY);
 	set_protect_legacy(p != UNGUARDED);
+	kmsg_mark();
 	ret = scene_commit(&rig, s, DRM_MODE_ATOMIC_TEST_ONLY);
 	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0);
 	if (ret && ret != -EINVAL)
 		tap_diag("unexpected error %s from a TEST_ONLY commit", strerror(-ret));
+	if (ret == -EINVAL && !kmsg_seen("per-pipe cursor: [PLANE:", NULL))
+		silent_refusals++;
 	return ret == 0;
 }
 
@@ -324,7 +330,8 @@ static void test_scenarios(void)
 	size_t count;
 
 	scenarios_init(sc, &count);
-	tap_plan(count * 5);
+	tap_plan(count * 5 + 1);
+	silent_refusals = 0;
 	for (size_t i = 0; i < count; i++) {
 		const struct scenario *c = &sc[i];
 		int x = -1, y = -1;
@@ -344,6 +351,9 @@ static void test_scenarios(void)
 		tap_ok(diff == 0 || !(c->accept[0] || c->accept[1] || c->accept[2]),
 		       "%s: no accepted state shows an artifact", c->name);
 	}
+	tap_ok(silent_refusals == 0,
+	       "every refusal logged a drm_dbg_atomic line naming the plane (%u did not)",
+	       silent_refusals);
 }
 
 /* ---- clients -------------------------------------------------------------- */
@@ -748,6 +758,7 @@ int main(int argc, char **argv)
 			prctl(PR_SET_NAME, argv[i + 1]);
 
 	check_setup(rig_open(&rig), "vkms with overlays, cursor and writeback");
+	check_setup(kmsg_open() ?: drm_debug_enable(0x10), "/dev/kmsg and drm.debug");
 	check_setup(image_alloc(&img_pipes) ?: image_alloc(&img_ideal) ?:
 		    image_alloc(&img_scratch), "images");
 	check_setup(set_per_pipe(true), "per_pipe_cursor parameter");

@@ -4,6 +4,8 @@
 # debugfs as KTAP under "kunit:NAME".
 . /tests/tap.sh
 
+echo "# user space reached $(cut -d' ' -f1 /proc/uptime) s after boot"
+
 suite() {
 	suite_name=$1
 	shift
