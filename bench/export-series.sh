@@ -15,6 +15,6 @@ cover=$REPO/patches/cover-letter.txt
 rm -f "$REPO"/patches/*.patch
 git -C "$dev" -c branch."$(git -C "$dev" rev-parse --abbrev-ref HEAD)".description="$(cat "$cover")" \
 	format-patch -q --cover-letter --cover-from-description=subject \
-	--zero-commit --no-signature --base=pristine -o "$REPO/patches" pristine..HEAD
+	--zero-commit --no-signature -o "$REPO/patches" pristine..HEAD
 (cd "$REPO/patches" && ls [0-9]*.patch | grep -v '^0000-' > series)
 say "exported $(wc -l < "$REPO/patches/series") patches"
