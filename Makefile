@@ -1,8 +1,9 @@
 # The two entry points of the project; everything else is in bench/.
 #   make demo   boot the patched kernel and show the capability at work
 #   make test   build, boot and check every configuration, print the verdict
+#               (CONFIGS=base for the fast one only)
 #   make bench  composition cost of the per-pipe cursor emulation (figures)
-CONFIGS ?= base debug
+CONFIGS ?= base debug i386
 
 demo:
 	@bench/show.sh demo

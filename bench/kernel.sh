@@ -1,11 +1,13 @@
 #!/bin/sh
 # Configure and build one guest kernel configuration: bzImage, modules,
-# installed modules and uapi headers, all under build/obj-<config>.
+# installed modules and uapi headers, all under build/obj-<config>. A
+# configuration without modules (i386) gets bzImage only.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: kernel.sh base|debug}
+cfg=${1:?usage: kernel.sh base|debug|i386}
 obj=$(objdir "$cfg")
+arch=$(karch "$cfg")
 frags=$(fragments "$cfg")
 mkdir -p "$obj"
 
@@ -14,11 +16,11 @@ want=$(cat $frags | sha256sum | cut -d' ' -f1)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/fragments.stamp" 2>/dev/null)" != "$want" ]; then
 	say "$cfg: configuring (tinyconfig + $(echo "$frags" | xargs -n1 basename | xargs))"
 	log=$obj/config.log
+	# shellcheck disable=SC2086
 	{
-		make -s -C "$SRC" O="$obj" tinyconfig &&
-		# shellcheck disable=SC2086
+		make -s -C "$SRC" O="$obj" $arch tinyconfig &&
 		"$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags &&
-		make -s -C "$SRC" O="$obj" olddefconfig
+		make -s -C "$SRC" O="$obj" $arch olddefconfig
 	} > "$log" 2>&1 || { cat "$log" >&2; die "$cfg: configuration failed"; }
 	# A symbol whose dependencies are missing is silently dropped by
 	# kconfig: refuse to build something other than what was asked for.
@@ -30,6 +32,13 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/fragments.stamp" 2>/dev/null)" != "
 	echo "$want" > "$obj/fragments.stamp"
 fi
 
+if ! grep -qx 'CONFIG_MODULES=y' "$obj/.config"; then
+	say "$cfg: building kernel (make -j$JOBS)"
+	# shellcheck disable=SC2086
+	make -s -C "$SRC" O="$obj" $arch -j"$JOBS" bzImage
+	say "$cfg: kernel $(kernel_release "$cfg") ready at $(elapsed) s"
+	exit 0
+fi
 say "$cfg: building kernel and modules (make -j$JOBS)"
 make -s -C "$SRC" O="$obj" -j"$JOBS" bzImage modules
 rm -rf "$obj/mods"

@@ -15,7 +15,7 @@ BENCH_T0=${BENCH_T0:-$(date +%s)}
 export BENCH_T0
 elapsed() { echo $(( $(date +%s) - BENCH_T0 )); }
 
-# The build directory of one kernel configuration (base, debug).
+# The build directory of one kernel configuration (base, debug, i386).
 objdir() { echo "$BUILD/obj-$1"; }
 
 # Config fragments of one configuration, in merge order.
@@ -23,8 +23,12 @@ fragments() {
 	case "$1" in
 	base) echo "$REPO/bench/config/base.config" ;;
 	debug) echo "$REPO/bench/config/base.config $REPO/bench/config/debug.config" ;;
-	*) die "unknown configuration '$1' (base, debug)" ;;
+	i386) echo "$REPO/bench/config/i386.config" ;;
+	*) die "unknown configuration '$1' (base, debug, i386)" ;;
 	esac
 }
+
+# make's ARCH= argument of one configuration: none (the host's) but for i386.
+karch() { case "$1" in i386) echo ARCH=i386 ;; esac; }
 
 kernel_release() { cat "$(objdir "$1")/include/config/kernel.release"; }

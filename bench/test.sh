@@ -1,12 +1,13 @@
 #!/bin/sh
 # make test: from nothing to a verdict. For each configuration given
-# (default: base debug), build the patched kernel, the guest tests and an
+# (default: base debug i386), build the patched kernel, the guest tests and an
 # initramfs, boot it in QEMU, run the host-side checks, then print every test
 # by name and "N passed, N failed" last. Exits non-zero on any failure.
+# i386 has no user space: bench/i386.sh builds it and runs its KUnit suites.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-configs=${*:-base debug}
+configs=${*:-base debug i386}
 
 # host_suite NAME COMMAND...: frame a host-side TAP producer like a guest
 # suite; its failure is a verdict, not a reason to stop the bench.
@@ -33,6 +34,11 @@ for cfg in $configs; do
 	rm -rf "$out"
 	mkdir -p "$out"
 	outs="$outs $out"
+	if [ "$cfg" = i386 ]; then
+		"$REPO/bench/i386.sh" "$out" ||
+			host_suite bench:i386 false >> "$out/host.tap"
+		continue
+	fi
 	t=$(elapsed)
 	"$REPO/bench/kernel.sh" "$cfg"
 	"$REPO/bench/guest.sh" "$cfg"

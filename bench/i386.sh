@@ -1,0 +1,99 @@
+#!/bin/sh
+# The i386 configuration of "make test": the series compiled and linked for a
+# 32-bit kernel (a plain 64-bit "/" there needs libgcc's __divdi3, which the
+# kernel does not have), then booted without any user space. vkms and the
+# KUnit suites are built in, so the suites run before init and print KTAP on
+# the console; kunit_shutdown=reboot then ends the guest, which QEMU
+# (-no-reboot) turns into an exit.
+#
+# usage: i386.sh <outdir>
+#
+# Writes <outdir>/host.tap with the build as the suite "build:i386" and, if
+# the kernel built, console.log and results.tap with each KUnit suite framed
+# as "kunit-i386:NAME", for bench/verdict.sh. A build failure is a failed test
+# carrying the first error line, never a reason to stop "make test".
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+out=${1:?usage: i386.sh outdir}
+cfg=i386
+obj=$(objdir "$cfg")
+# The suites the project needs (base loads exactly these modules). The
+# executor takes one glob; this one matches these two and no other suite
+# of this kernel. A suite that should have run and did not is a failure.
+SUITES="drm_rect vkms_cursor"
+GLOB='*_[rc][eu][cr]*'
+limit=${I386_TIMEOUT:-300}
+
+mkdir -p "$out"
+rm -f "$out/host.tap" "$out/console.log" "$out/results.tap" "$out/timeout"
+log=$out/build.log
+t=$(elapsed)
+if "$REPO/bench/kernel.sh" "$cfg" > "$log" 2>&1; then build_rc=0; else build_rc=$?; fi
+grep '^\[bench\] ' "$log" >&2 || true
+
+# The line that says why: compiler, linker, modpost or kconfig, with the
+# function the linker names on the line before an undefined reference.
+first_error() {
+	awk '/: in function `/ { sub(/^ld: /, ""); where = $0 " "; next }
+	     /: (fatal )?error: |undefined reference to |^ERROR: |^\[bench\] error: / {
+		     print where $0; found = 1; exit }
+	     END { if (!found) print "make failed, see build.log" }' "$1"
+}
+
+{
+	echo "## suite build:$cfg"
+	echo "1..1"
+	if [ "$build_rc" -eq 0 ]; then
+		echo "ok 1 - the series compiles and links for i386 (vkms and KUnit built in)"
+	else
+		echo "not ok 1 - the series compiles and links for i386: $(first_error "$log")"
+		grep -E 'error|undefined|ERROR' "$log" | grep -v '^make' | head -20 | sed 's/^/# /'
+	fi
+	echo "## exit build:$cfg $build_rc"
+} > "$out/host.tap"
+if [ "$build_rc" -ne 0 ]; then
+	say "$cfg: build failed after $(( $(elapsed) - t )) s: $(first_error "$log")"
+	exit 0
+fi
+tb=$(elapsed)
+
+t0=$(date +%s)
+set +e
+timeout --kill-after=10 "$limit" qemu-system-i386 \
+	-machine pc -accel tcg -cpu max -m 256M \
+	-nodefaults -display none -no-reboot \
+	-kernel "$obj/arch/x86/boot/bzImage" \
+	-append "console=ttyS0 panic=-1 kunit.filter_glob=$GLOB kunit_shutdown=reboot" \
+	-serial "file:$out/console.log"
+rc=$?
+set -e
+echo $(( $(date +%s) - t0 )) > "$out/boot.seconds"
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	echo "guest did not finish within $limit s: killed" > "$out/timeout"
+	say "$cfg: guest killed after $limit s"
+elif [ $rc -ne 0 ]; then
+	say "$cfg: qemu exited with $rc"
+fi
+
+# KTAP from the console to framed suites: each top-level subtest becomes
+# "kunit-i386:NAME" with its test lines moved to column 0 (so the verdict
+# checks the suite's plan too); "## done" once every suite of the top-level
+# plan has reported.
+tr -d '\r' < "$out/console.log" | awk -v want="$SUITES" '
+	/^KTAP version 1$/ && !plan_seen { ktap = 1; next }
+	ktap && !plan_seen && /^1\.\.[0-9]+$/ { plan = substr($0, 4) + 0; plan_seen = 1; next }
+	/^    # Subtest: / { suite = $3; ran[suite] = 1; print "## suite kunit-i386:" suite; next }
+	suite != "" && /^(    )+(1\.\.[0-9]+|(not )?ok [0-9]+|# )/ { print substr($0, 5); next }
+	suite != "" && /^(not )?ok [0-9]+ / {
+		print "## exit kunit-i386:" suite " " ($1 == "not"); suite = ""; done++; next }
+	END {
+		n = split(want, w, " ")
+		for (i = 1; i <= n; i++)
+			if (!(w[i] in ran))
+				printf "## suite kunit-i386:%s\n1..1\nnot ok 1 - ran at boot\n## exit kunit-i386:%s 1\n", w[i], w[i]
+		if (plan_seen && done == plan)
+			print "## done"
+	}' > "$out/results.tap"
+say "$cfg: built in $((tb - t)) s, guest ran $(cat "$out/boot.seconds") s;" \
+    "$(grep -c '^## suite kunit-i386:' "$out/results.tap") KUnit suites"
