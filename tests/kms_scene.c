@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -40,12 +41,123 @@ int set_protect_legacy(bool on)
 	return write_file("/sys/module/vkms/parameters/protect_legacy_cursor", on ? "1" : "0");
 }
 
+int set_hw_pipes(unsigned int pipes)
+{
+	char value[16];
+
+	snprintf(value, sizeof(value), "%u", pipes);
+	return write_file("/sys/module/vkms/parameters/hw_pipes", value);
+}
+
 int set_skip_validation(struct rig *b, bool on)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/vkms_skip_cursor_validation", b->debugfs);
 	return write_file(path, on ? "1" : "0");
+}
+
+static const char *const mode_names[CURSOR_MODES] = {
+	[CURSOR_NATIVE] = "native",
+	[CURSOR_DEDICATED] = "dedicated",
+	[CURSOR_HIDDEN] = "hidden",
+	[CURSOR_PLANE] = "plane",
+};
+
+const char *cursor_mode_name(enum cursor_mode mode)
+{
+	return mode < CURSOR_MODES ? mode_names[mode] : "?";
+}
+
+static int parse_yes_no(const char *word, const char *yes, const char *no, bool *out)
+{
+	if (!word)
+		return -EPROTO;
+	if (strcmp(word, yes) == 0)
+		*out = true;
+	else if (strcmp(word, no) == 0)
+		*out = false;
+	else
+		return -EPROTO;
+	return 0;
+}
+
+/* The next line of *@pos without its newline; NULL if there is no complete line. */
+static char *next_line(char **pos)
+{
+	char *line = *pos, *nl = strchr(line, '\n');
+
+	if (!nl)
+		return NULL;
+	*nl = '\0';
+	*pos = nl + 1;
+	return line;
+}
+
+/* "<key>: <value>" exactly, value a non-empty word without spaces. */
+static const char *value_of(char *line, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!line || strncmp(line, key, n) != 0 || strncmp(line + n, ": ", 2) != 0 ||
+	    !line[n + 2] || strchr(line + n + 2, ' '))
+		return NULL;
+	return line + n + 2;
+}
+
+static int parse_uint(const char *word, unsigned long *out)
+{
+	char *end;
+
+	if (!word || *word < '0' || *word > '9')
+		return -EPROTO;
+	*out = strtoul(word, &end, 10);
+	return *end ? -EPROTO : 0;
+}
+
+int read_cursor_state(struct rig *b, struct cursor_state *cs)
+{
+	char path[128], buf[512], *pos = buf, *line;
+	unsigned long used, hw;
+	const char *v;
+	ssize_t len;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/vkms_cursor_state", b->debugfs);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	ret = len < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	buf[len] = '\0';
+
+	/*
+	 * The format is part of the contract: exactly these five lines, in
+	 * this order, each ending in a newline, nothing after them.
+	 */
+	v = value_of(next_line(&pos), "mode");
+	for (cs->mode = 0; v && cs->mode < CURSOR_MODES; cs->mode++)
+		if (strcmp(v, mode_names[cs->mode]) == 0)
+			break;
+	if (!v || cs->mode == CURSOR_MODES)
+		return -EPROTO;
+	if (parse_yes_no(value_of(next_line(&pos), "cursor"), "on", "off", &cs->cursor_on))
+		return -EPROTO;
+	line = next_line(&pos);
+	if (!line || sscanf(line, "pipes: %lu of %lu%n", &used, &hw, &ret) != 2 ||
+	    line[ret] || strncmp(line, "pipes: ", 7))
+		return -EPROTO;
+	cs->pipes_used = used;
+	cs->hw_pipes = hw;
+	if (parse_yes_no(value_of(next_line(&pos), "legacy_safe"), "yes", "no",
+			 &cs->legacy_safe) ||
+	    parse_uint(value_of(next_line(&pos), "hidden_count"), &cs->hidden_count) ||
+	    *pos)
+		return -EPROTO;
+	return 0;
 }
 
 static uint32_t premultiply(uint32_t a, uint32_t r, uint32_t g, uint32_t b)
@@ -107,18 +219,73 @@ void scene_default(struct scene *s)
 		s->overlay[i].zpos = i + 1;
 }
 
+/*
+ * Property ids of the rig's objects, looked up once: a lookup by name is a
+ * round of GETPROPERTY ioctls per property, which dominated the time of
+ * every commit under emulation. Ids do not change while the device exists;
+ * @name is always a string literal here.
+ */
+static uint32_t rig_prop(struct rig *b, uint32_t obj, uint32_t type, const char *name)
+{
+	uint32_t id;
+
+	for (unsigned int i = 0; i < b->n_props; i++)
+		if (b->props[i].obj == obj && strcmp(b->props[i].name, name) == 0)
+			return b->props[i].id;
+	id = kms_prop_id(b->fd, obj, type, name);
+	if (id && b->n_props < ARRAY_SIZE(b->props)) {
+		b->props[b->n_props].obj = obj;
+		b->props[b->n_props].name = name;
+		b->props[b->n_props++].id = id;
+	}
+	return id;
+}
+
+static int rig_add(struct rig *b, drmModeAtomicReqPtr req, uint32_t obj, uint32_t type,
+		   const char *name, uint64_t value)
+{
+	uint32_t id = rig_prop(b, obj, type, name);
+
+	if (!id) {
+		fprintf(stderr, "object %u has no property %s\n", obj, name);
+		return -ENOENT;
+	}
+	return drmModeAtomicAddProperty(req, obj, id, value) < 0 ? -ENOMEM : 0;
+}
+
+/* A plane on the rig's CRTC, source from 0,0, scaled if the sizes differ. */
+static int rig_add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane,
+			 uint32_t fb_id, uint32_t src_w, uint32_t src_h,
+			 int32_t x, int32_t y, uint32_t w, uint32_t h)
+{
+	const uint32_t t = DRM_MODE_OBJECT_PLANE;
+	int ret = 0;
+
+	ret |= rig_add(b, req, plane, t, "FB_ID", fb_id);
+	ret |= rig_add(b, req, plane, t, "CRTC_ID", b->kms.crtc_id);
+	ret |= rig_add(b, req, plane, t, "SRC_X", 0);
+	ret |= rig_add(b, req, plane, t, "SRC_Y", 0);
+	ret |= rig_add(b, req, plane, t, "SRC_W", (uint64_t)src_w << 16);
+	ret |= rig_add(b, req, plane, t, "SRC_H", (uint64_t)src_h << 16);
+	ret |= rig_add(b, req, plane, t, "CRTC_X", (uint64_t)(int64_t)x);
+	ret |= rig_add(b, req, plane, t, "CRTC_Y", (uint64_t)(int64_t)y);
+	ret |= rig_add(b, req, plane, t, "CRTC_W", w);
+	ret |= rig_add(b, req, plane, t, "CRTC_H", h);
+	return ret ? -EINVAL : 0;
+}
+
 static int add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane_id,
 		     const struct kms_fb *fb, const struct plane_cfg *p)
 {
-	int fd = b->fd, ret;
+	int ret;
 
 	if (!p->on)
-		return kms_add(fd, req, plane_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
-		       kms_add(fd, req, plane_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
-	ret = kms_add_plane(fd, req, plane_id, b->kms.crtc_id, fb->fb_id,
-			    p->src_w, p->src_h, p->x, p->y, p->w, p->h);
-	if (!ret && kms_prop_id(fd, plane_id, DRM_MODE_OBJECT_PLANE, "zpos"))
-		ret = kms_add(fd, req, plane_id, DRM_MODE_OBJECT_PLANE, "zpos", p->zpos);
+		return rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
+		       rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
+	ret = rig_add_plane(b, req, plane_id, fb->fb_id, p->src_w, p->src_h,
+			    p->x, p->y, p->w, p->h);
+	if (!ret && rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "zpos"))
+		ret = rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "zpos", p->zpos);
 	return ret;
 }
 
@@ -134,9 +301,9 @@ static int build(struct rig *b, drmModeAtomicReqPtr req, const struct scene *s)
 	if (ret)
 		return ret;
 	if (!c->on)
-		return kms_add(b->fd, req, b->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
-		       kms_add(b->fd, req, b->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
-	return kms_add_plane(b->fd, req, b->kms.cursor_id, b->kms.crtc_id, b->cursor_fb.fb_id,
+		return rig_add(b, req, b->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
+		       rig_add(b, req, b->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
+	return rig_add_plane(b, req, b->kms.cursor_id, b->cursor_fb.fb_id,
 			     c->w, c->h, c->x, c->y, c->w, c->h);
 }
 
@@ -165,10 +332,10 @@ int scene_capture(struct rig *b, const struct scene *s, struct image *out)
 	if (s)
 		ret = build(b, req, s);
 	/* Pull the CRTC in, so that it is checked and composed anew. */
-	ret |= kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
-	ret |= kms_add(b->fd, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR,
+	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+	ret |= rig_add(b, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR,
 		       "WRITEBACK_FB_ID", b->wb_fb.fb_id);
-	ret |= kms_add(b->fd, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR,
+	ret |= rig_add(b, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR,
 		       "WRITEBACK_OUT_FENCE_PTR", (uint64_t)(uintptr_t)&fence);
 	if (!ret)
 		ret = kms_commit(b->fd, req, 0);
@@ -245,18 +412,18 @@ void scene_describe(const struct scene *s, char *buf, size_t len)
 			 s->cursor.x, s->cursor.y);
 }
 
-static int initial_modeset(struct rig *b)
+int rig_reset(struct rig *b)
 {
 	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
 	struct scene s;
 	int ret = 0;
 
 	scene_default(&s);
-	ret |= kms_add(b->fd, req, b->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID", 0);
-	ret |= kms_add(b->fd, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
+	ret |= rig_add(b, req, b->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID", 0);
+	ret |= rig_add(b, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
 		       b->kms.crtc_id);
-	ret |= kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", b->mode_blob);
-	ret |= kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", b->mode_blob);
+	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
 	ret |= build(b, req, &s);
 	if (!ret)
 		ret = kms_commit(b->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET);
@@ -275,7 +442,7 @@ int rig_set_refresh(struct rig *b, unsigned int refresh)
 	if (drmModeCreatePropertyBlob(b->fd, &mode, sizeof(mode), &blob))
 		return -errno;
 	req = drmModeAtomicAlloc();
-	ret = kms_add(b->fd, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", blob);
+	ret = rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", blob);
 	if (!ret)
 		ret = kms_commit(b->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET);
 	drmModeAtomicFree(req);
@@ -332,7 +499,103 @@ int rig_open(struct rig *b)
 		return ret;
 	fill(&b->primary_fb, 0, false, false);
 	fill(&b->cursor_fb, 0, false, true);
-	return initial_modeset(b);
+	return rig_reset(b);
+}
+
+int rig_attach_writeback(struct rig *b)
+{
+	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
+	int ret = 0;
+
+	if (!req)
+		return -ENOMEM;
+	ret |= rig_add(b, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
+		       b->kms.crtc_id);
+	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", b->mode_blob);
+	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+	if (!ret)
+		ret = kms_commit(b->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET);
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+int rig_open_client(struct rig *client, const struct rig *main)
+{
+	memset(client, 0, sizeof(*client));
+	client->fd = kms_open_driver("vkms");
+	if (client->fd < 0)
+		return client->fd;
+	if (kms_set_cap(client->fd, DRM_CLIENT_CAP_ATOMIC, 1))
+		return -errno;
+	client->kms = main->kms;
+	client->kms.fd = client->fd;
+	client->wb_connector = main->wb_connector;
+	client->mode_blob = main->mode_blob;
+	client->mode = main->mode;
+	memcpy(client->debugfs, main->debugfs, sizeof(client->debugfs));
+	client->main = main;
+	return 0;
+}
+
+/*
+ * Creates @fb the first time, with the pattern of @same (the main rig's
+ * buffer for the same plane, copied: computing it again is slow under
+ * emulation), or only its framebuffer object again if it was removed
+ * (fb_id cleared): the buffer keeps its pattern.
+ */
+static int client_fb(int fd, struct kms_fb *fb, const struct kms_fb *same, uint32_t format)
+{
+	uint32_t handles[4] = { fb->handle }, pitches[4] = { fb->pitch }, offsets[4] = { 0 };
+	int ret;
+
+	if (fb->fb_id)
+		return 0;
+	if (fb->handle)
+		return drmModeAddFB2(fd, fb->width, fb->height, format, handles, pitches, offsets,
+				     &fb->fb_id, 0) ? -errno : 0;
+	ret = kms_fb_create(fd, same->width, same->height, format, fb);
+	if (!ret && fb->size == same->size)
+		memcpy(fb->pixels, same->pixels, fb->size);
+	else if (!ret)
+		ret = -EINVAL;
+	return ret;
+}
+
+int rig_client_prepare(struct rig *c, const struct scene *s)
+{
+	int ret = 0;
+
+	if (s->primary.on)
+		ret = client_fb(c->fd, &c->primary_fb, &c->main->primary_fb, DRM_FORMAT_XRGB8888);
+	for (int i = 0; i < SCENE_MAX_OVERLAYS && !ret; i++) {
+		bool t = s->overlay[i].translucent;
+
+		if (s->overlay[i].on)
+			ret = client_fb(c->fd, &c->overlay_fb[i][t], &c->main->overlay_fb[i][t],
+					t ? DRM_FORMAT_ARGB8888 : DRM_FORMAT_XRGB8888);
+	}
+	if (!ret && s->cursor.on)
+		ret = client_fb(c->fd, &c->cursor_fb, &c->main->cursor_fb, DRM_FORMAT_ARGB8888);
+	return ret;
+}
+
+static void unmap_fb(struct kms_fb *fb)
+{
+	if (fb->pixels)
+		munmap(fb->pixels, fb->size);
+	memset(fb, 0, sizeof(*fb));
+}
+
+void rig_close_client(struct rig *c)
+{
+	/* No RMFB: closing the file is what releases the framebuffers. */
+	unmap_fb(&c->primary_fb);
+	unmap_fb(&c->cursor_fb);
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		for (int t = 0; t < 2; t++)
+			unmap_fb(&c->overlay_fb[i][t]);
+	close(c->fd);
+	c->fd = -1;
 }
 
 void rig_close(struct rig *b)

@@ -56,18 +56,70 @@ struct rig {
 	struct kms_fb cursor_fb;
 	struct kms_fb wb_fb;
 	char debugfs[64];
+	const struct rig *main;	/* a second client: whose patterns to copy */
+	/* Property ids by object and name, looked up once (kms_scene.c). */
+	struct { uint32_t obj; const char *name; uint32_t id; } props[128];
+	unsigned int n_props;
 };
 
 /* Opens vkms with overlays, writeback and a small fast mode. */
 int rig_open(struct rig *b);
 void rig_close(struct rig *b);
+/*
+ * The rig's own start: only the writeback connector on the CRTC, the small
+ * mode, the primary plane alone. A full modeset, also to recover a CRTC
+ * that something switched off.
+ */
+int rig_reset(struct rig *b);
 /* Same size, another refresh rate (0: the default, fast one). */
 int rig_set_refresh(struct rig *b, unsigned int refresh);
+/*
+ * A second client of the same device with framebuffers of its own, filled
+ * like the rig's: the objects and the mode are copied from @main, nothing is
+ * committed. Its framebuffers are created when a scene needs them
+ * (rig_client_prepare()), so that removing one affects this file only.
+ */
+int rig_open_client(struct rig *client, const struct rig *main);
+int rig_client_prepare(struct rig *client, const struct scene *s);
+void rig_close_client(struct rig *client);
+/*
+ * Puts the writeback connector back on the CRTC with the rig's mode, after
+ * a legacy SETCRTC that did not know about it took it off.
+ */
+int rig_attach_writeback(struct rig *b);
 
 /* The vkms module parameters and the test-only debugfs switch. */
 int set_per_pipe(bool on);
 int set_protect_legacy(bool on);
+/* Hardware pipes of the emulated display engine; the default is 4. */
+#define HW_PIPES_DEFAULT 4
+int set_hw_pipes(unsigned int pipes);
 int set_skip_validation(struct rig *b, bool on);
+
+/* How vkms draws the cursor of the current CRTC state (debugfs). */
+enum cursor_mode {
+	CURSOR_NATIVE,		/* one copy per pipe */
+	CURSOR_DEDICATED,	/* a pipe of its own, on top */
+	CURSOR_HIDDEN,		/* not drawn: no pipe could show it right */
+	CURSOR_PLANE,		/* per-pipe emulation off */
+	CURSOR_MODES,
+};
+
+struct cursor_state {
+	enum cursor_mode mode;
+	bool cursor_on;
+	unsigned int pipes_used;
+	unsigned int hw_pipes;
+	bool legacy_safe;
+	unsigned long hidden_count;
+};
+
+const char *cursor_mode_name(enum cursor_mode mode);
+/*
+ * Parses vkms_cursor_state; -ENOENT when the kernel has no such file,
+ * -EPROTO when its contents are not exactly the five documented lines.
+ */
+int read_cursor_state(struct rig *b, struct cursor_state *cs);
 
 /* A full-screen unscaled opaque primary and nothing else. */
 void scene_default(struct scene *s);

@@ -324,7 +324,8 @@ void kmsg_mark(void)
 	lseek(kmsg_fd, 0, SEEK_END);
 }
 
-bool kmsg_seen(const char *a, const char *b)
+/* Reads every record logged since the mark; true if one matches. */
+static bool kmsg_scan(const char *a, const char *b, bool both)
 {
 	char rec[8192];
 	bool found = false;
@@ -337,10 +338,21 @@ bool kmsg_seen(const char *a, const char *b)
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
-		if (strstr(rec, a) && (!b || strstr(rec, b)))
+		if (both ? strstr(rec, a) && (!b || strstr(rec, b)) :
+			   strstr(rec, a) || (b && strstr(rec, b)))
 			found = true;
 	}
 	return found;
+}
+
+bool kmsg_seen(const char *a, const char *b)
+{
+	return kmsg_scan(a, b, true);
+}
+
+bool kmsg_seen_either(const char *a, const char *b)
+{
+	return kmsg_scan(a, b, false);
 }
 
 int drm_debug_enable(unsigned int mask)

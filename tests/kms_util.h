@@ -77,6 +77,8 @@ int kms_wait_event(int fd, int timeout_ms);
 int kmsg_open(void);
 void kmsg_mark(void);
 bool kmsg_seen(const char *a, const char *b);
+/* Like kmsg_seen(), for a record that contains @a or @b. */
+bool kmsg_seen_either(const char *a, const char *b);
 /* Makes sure the drm.debug categories in @mask are enabled. */
 int drm_debug_enable(unsigned int mask);
 
