@@ -422,6 +422,11 @@ int rig_reset(struct rig *b)
 	ret |= rig_add(b, req, b->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID", 0);
 	ret |= rig_add(b, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
 		       b->kms.crtc_id);
+	/*
+	 * vkms' encoders cannot be cloned: a legacy SETCRTC put the virtual
+	 * connector back on the CRTC, take it off for the writeback one.
+	 */
+	ret |= rig_add(b, req, b->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID", 0);
 	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", b->mode_blob);
 	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
 	ret |= build(b, req, &s);
@@ -511,6 +516,11 @@ int rig_attach_writeback(struct rig *b)
 		return -ENOMEM;
 	ret |= rig_add(b, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
 		       b->kms.crtc_id);
+	/*
+	 * vkms' encoders cannot be cloned: a legacy SETCRTC put the virtual
+	 * connector back on the CRTC, take it off for the writeback one.
+	 */
+	ret |= rig_add(b, req, b->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID", 0);
 	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", b->mode_blob);
 	ret |= rig_add(b, req, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
 	if (!ret)
