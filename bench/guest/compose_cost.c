@@ -11,63 +11,18 @@
  * the ratio.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <drm_fourcc.h>
 
 #include "../../tests/kms_util.h"
+#include "bench_util.h"
 
 #define W 1024
 #define H 768
 #define ROUNDS 6
-
-static int set_per_pipe(bool on)
-{
-	int fd = open("/sys/module/vkms/parameters/per_pipe_cursor", O_WRONLY);
-	int ret = fd < 0 || write(fd, on ? "1" : "0", 1) != 1 ? -1 : 0;
-
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* One frame: commit (with the CRTC, so that it is checked anew) and wait. */
-static double capture(int fd, const struct kms_device *kms, uint32_t wb, uint32_t wb_fb)
-{
-	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
-	int32_t fence = -1;
-	struct pollfd pfd;
-	double t0 = now();
-	int ret = 0;
-
-	ret |= kms_add(fd, req, kms->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
-	ret |= kms_add(fd, req, wb, DRM_MODE_OBJECT_CONNECTOR, "WRITEBACK_FB_ID", wb_fb);
-	ret |= kms_add(fd, req, wb, DRM_MODE_OBJECT_CONNECTOR, "WRITEBACK_OUT_FENCE_PTR",
-		       (uint64_t)(uintptr_t)&fence);
-	if (!ret)
-		ret = kms_commit(fd, req, 0);
-	drmModeAtomicFree(req);
-	if (ret || fence < 0)
-		return -1;
-	pfd = (struct pollfd) { .fd = fence, .events = POLLIN };
-	ret = poll(&pfd, 1, 10000);
-	close(fence);
-	return ret == 1 ? now() - t0 : -1;
-}
 
 int main(void)
 {
@@ -125,22 +80,16 @@ int main(void)
 	}
 
 	/* Validation stays on: this scene is refused per pipe, skip it. */
-	{
-		int dbg = open("/sys/kernel/debug/dri/0/vkms_skip_cursor_validation", O_WRONLY);
-
-		if (dbg < 0 || write(dbg, "1", 1) != 1)
-			fprintf(stderr, "compose_cost: cannot skip validation\n");
-		if (dbg >= 0)
-			close(dbg);
-	}
+	if (bench_set_skip_validation(true))
+		fprintf(stderr, "compose_cost: cannot skip validation\n");
 	/* Alternate so that drift in the host's speed hits both modes alike. */
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int on = 0; on < 2; on++) {
 			double t;
 
-			set_per_pipe(on);
-			capture(fd, &kms, wb, wbfb.fb_id);	/* applies the mode */
-			t = capture(fd, &kms, wb, wbfb.fb_id);
+			bench_set_per_pipe(on);
+			bench_capture(fd, &kms, wb, wbfb.fb_id);	/* applies the mode */
+			t = bench_capture(fd, &kms, wb, wbfb.fb_id);
 			if (t < 0) {
 				fprintf(stderr, "compose_cost: capture failed\n");
 				return 1;
@@ -148,7 +97,7 @@ int main(void)
 			total[on] += t;
 		}
 	}
-	set_per_pipe(false);
+	bench_set_per_pipe(false);
 	printf("compose_cost: %dx%d, primary + 2x overlay + translucent overlay + 64x64 cursor\n",
 	       W, H);
 	printf("compose_cost: plain vkms      %7.1f ms per frame\n", 1e3 * total[0] / ROUNDS);
