@@ -15,7 +15,7 @@ BENCH_T0=${BENCH_T0:-$(date +%s)}
 export BENCH_T0
 elapsed() { echo $(( $(date +%s) - BENCH_T0 )); }
 
-# The build directory of one kernel configuration (base, debug, i386).
+# The build directory of one kernel configuration (base, debug, amd, i386).
 objdir() { echo "$BUILD/obj-$1"; }
 
 # Config fragments of one configuration, in merge order.
@@ -23,8 +23,9 @@ fragments() {
 	case "$1" in
 	base) echo "$REPO/bench/config/base.config" ;;
 	debug) echo "$REPO/bench/config/base.config $REPO/bench/config/debug.config" ;;
+	amd) echo "$REPO/bench/config/base.config $REPO/bench/config/amd.config" ;;
 	i386) echo "$REPO/bench/config/i386.config" ;;
-	*) die "unknown configuration '$1' (base, debug, i386)" ;;
+	*) die "unknown configuration '$1' (base, debug, amd, i386)" ;;
 	esac
 }
 

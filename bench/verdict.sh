@@ -81,7 +81,8 @@ for out in "$@"; do
 		echo "FAIL $cfg/guest: $(cat "$out/timeout")" >> "$tmp"
 	fi
 	if grep -Eq "$SPLATS" "$out/console.log" 2>/dev/null; then
-		echo "FAIL $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report" >> "$tmp"
+		first=$(grep -E -m1 "$SPLATS" "$out/console.log" | tr -d '\r' | cut -c1-160)
+		echo "FAIL $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report (first: $first)" >> "$tmp"
 		echo "---- $cfg console, first reports ----" >&2
 		grep -E -B2 -A20 "$SPLATS" "$out/console.log" | head -80 >&2
 		echo "----" >&2

@@ -717,10 +717,12 @@ static void test_clients(void)
 		       probes[i].where, seen);
 	}
 	/*
-	 * At 30 Hz a frame is long against the cost of an ioctl even under
-	 * KASAN, so vblanks count waits, not CPU time.
+	 * At 10 Hz a frame is long against the cost of an ioctl even under
+	 * KASAN on a loaded TCG host (at 30 Hz, a debug guest on a loaded host
+	 * saw 14 vblanks for 30 legacy moves), so vblanks count waits, not
+	 * CPU time.
 	 */
-	check_setup(rig_set_refresh(&rig, 30), "30 Hz mode");
+	check_setup(rig_set_refresh(&rig, 10), "10 Hz mode");
 	legacy = vblanks_during(legacy_step, MOVES);
 	atomic = vblanks_during(atomic_step, MOVES);
 	check_setup(rig_set_refresh(&rig, 0), "fast mode");
@@ -744,7 +746,7 @@ static void test_clients(void)
 		tap_ok(look(DED), "chromeos-style, guarded, scaled overlay: nothing wrong displayed with the cursor %s (%s)",
 		       probes[i].where, seen);
 	}
-	check_setup(rig_set_refresh(&rig, 30), "30 Hz mode");
+	check_setup(rig_set_refresh(&rig, 10), "10 Hz mode");
 	legacy = vblanks_during(probe_step, MOVES);
 	cs = cursor_state();
 	atomic = vblanks_during(atomic_step, MOVES);

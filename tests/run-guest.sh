@@ -17,7 +17,7 @@ suite() {
 }
 
 # KUnit suites the project needs, as modules so that only these run.
-KUNIT_MODULES="drm_rect_test vkms_cursor_test"
+KUNIT_MODULES="drm_rect_test drm_cursor_pipes_test vkms_composer_test"
 
 kunit_module() {
 	modprobe "$1" || { echo "## suite kunit:$1"; echo "## exit kunit:$1 1"; return; }
