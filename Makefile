@@ -3,7 +3,7 @@
 #   make test   build, boot and check every configuration, print the verdict
 #               (CONFIGS=base for the fast one only)
 #   make bench  composition cost of the per-pipe cursor emulation (figures)
-CONFIGS ?= base debug i386
+CONFIGS ?= base debug amd i386
 
 demo:
 	@bench/show.sh demo

@@ -5,7 +5,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: boot.sh base|debug test|demo|bench outdir}
+cfg=${1:?usage: boot.sh base|debug|amd test|demo|bench outdir}
 mode=${2:?}
 out=${3:?}
 obj=$(objdir "$cfg")

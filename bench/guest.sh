@@ -5,7 +5,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: guest.sh base|debug}
+cfg=${1:?usage: guest.sh base|debug|amd}
 obj=$(objdir "$cfg")
 rel=$(kernel_release "$cfg")
 stage=$BUILD/initramfs-$cfg

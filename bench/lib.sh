@@ -1,7 +1,7 @@
 # Shared settings for the bench scripts; sourced, not run.
 # shellcheck shell=sh
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${BUILD:-$REPO/build}
 SRC=$BUILD/linux-source-6.1
 TARBALL=/usr/src/linux-source-6.1.tar.xz

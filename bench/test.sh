@@ -1,13 +1,13 @@
 #!/bin/sh
 # make test: from nothing to a verdict. For each configuration given
-# (default: base debug i386), build the patched kernel, the guest tests and an
+# (default: base debug amd i386), build the patched kernel, the guest tests and an
 # initramfs, boot it in QEMU, run the host-side checks, then print every test
 # by name and "N passed, N failed" last. Exits non-zero on any failure.
 # i386 has no user space: bench/i386.sh builds it and runs its KUnit suites.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-configs=${*:-base debug i386}
+configs=${*:-base debug amd i386}
 
 # host_suite NAME COMMAND...: frame a host-side TAP producer like a guest
 # suite; its failure is a verdict, not a reason to stop the bench.
@@ -48,7 +48,19 @@ for cfg in $configs; do
 	    "$(sed -n 's/^# \(user space reached .*\)/\1/p' "$out/results.tap" | tr -d '\r')"
 	host_suite host:exports "$REPO/tests/host/exports.sh" "$(objdir "$cfg")" \
 		"$BUILD/modcheck-$cfg" > "$out/host.tap"
+	if [ "$cfg" = amd ]; then
+		host_suite host:amd "$REPO/tests/host/amd.sh" >> "$out/host.tap"
+	fi
 done
+
+# Each patch on its own, once the tip is built (the walk starts from it).
+case " $configs " in
+*" base "*)
+	t=$(elapsed)
+	host_suite host:patch-builds "$REPO/tests/host/patch-builds.sh" >> "$series_out/host.tap"
+	say "every patch built in $(( $(elapsed) - t )) s"
+	;;
+esac
 
 say "total $(elapsed) s"
 # shellcheck disable=SC2086

@@ -39,11 +39,32 @@ if [ -f "$stamp" ] && [ "$(sed -n 1p "$stamp")" = "$want" ] &&
 fi
 
 say "applying patches/series onto the pristine tree"
+# Going back to pristine and applying again rewrites every file the series
+# touches. Files that end up as they were keep their modification time, so
+# that kbuild rebuilds only what really changed: a header of the series
+# included by all of amdgpu would otherwise cost its whole build.
+old=$(git -C "$SRC" rev-parse -q --verify HEAD 2>/dev/null || true)
+times=$BUILD/series.mtimes
+: > "$times"
+if [ -n "$old" ] && [ -z "$(git -C "$SRC" status --porcelain)" ]; then
+	git -C "$SRC" diff --name-only pristine "$old" | while read -r f; do
+		[ -f "$SRC/$f" ] && echo "$(stat -c %Y "$SRC/$f") $f"
+	done > "$times"
+fi
 rm -f "$stamp"
 $GIT am --abort >/dev/null 2>&1 || true
 $GIT checkout -q -f -B series pristine
 $GIT clean -q -f -d -x
 # shellcheck disable=SC2086
 $GIT am -q $patches || die "patches/series does not apply to the pristine tree"
+kept=0
+while read -r t f; do
+	if [ -f "$SRC/$f" ] && git -C "$SRC" diff --quiet "$old" HEAD -- "$f"; then
+		touch -d "@$t" "$SRC/$f"
+		kept=$((kept + 1))
+	fi
+done < "$times"
+rm -f "$times"
+[ "$kept" = 0 ] || say "$kept unchanged files keep their modification time"
 printf '%s\n%s\n' "$want" "$(git -C "$SRC" rev-parse HEAD)" > "$stamp"
 say "series applied: $(git -C "$SRC" rev-list --count pristine..HEAD) patches"

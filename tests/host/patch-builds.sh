@@ -1,0 +1,68 @@
+#!/bin/sh
+# Each patch of the series builds on its own, as TAP: the tree is checked
+# out at every patch but the last (the last is the tree make test builds in
+# every configuration) and built incrementally with the base configuration,
+# without a single compiler or modpost warning. The amd configuration needs
+# no walk: the first patch touching amdgpu is the last one, a check below
+# keeps it that way. The tree goes back to the tip afterwards with its
+# files' modification times, so that no other build directory rebuilds.
+# usage: patch-builds.sh
+set -u
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+. "$REPO/bench/lib.sh"
+. "$REPO/tests/tap.sh"
+
+obj=$BUILD/obj-patches
+tip=$(git -C "$SRC" rev-parse HEAD)
+commits=$(git -C "$SRC" rev-list --reverse pristine..HEAD)
+count=$(echo "$commits" | wc -l)
+amd_first=$(n=0; for c in $commits; do
+	n=$((n + 1))
+	git -C "$SRC" diff --quiet "$c^" "$c" -- drivers/gpu/drm/amd || { echo $n; break; }
+done)
+
+tap_plan "$((count + 1))"
+
+# The object directory starts as a copy of the base one, which has the
+# same sources (O= builds record absolute source paths) and the tip built.
+if [ ! -f "$obj/vmlinux" ]; then
+	rm -rf "$obj"
+	cp -a "$(objdir base)" "$obj"
+fi
+rm -rf "$obj/mods" "$obj/hdr"
+
+changed=$(git -C "$SRC" diff --name-only pristine "$tip")
+stamps=$(mktemp)
+for f in $changed; do
+	[ -f "$SRC/$f" ] && echo "$(stat -c %Y "$SRC/$f") $f"
+done > "$stamps"
+
+n=0
+for c in $commits; do
+	n=$((n + 1))
+	subject=$(git -C "$SRC" log -1 --format=%s "$c")
+	if [ "$c" = "$tip" ]; then
+		tap_result 0 "patch $n builds: the tip, built as base, debug, i386 and amd: $subject"
+		continue
+	fi
+	git -C "$SRC" checkout -q --detach "$c" || { tap_result 1 "patch $n: checkout"; continue; }
+	log=$obj/patch-$n.log
+	t0=$(date +%s)
+	make -s -C "$SRC" O="$obj" -j"$JOBS" bzImage modules > "$log" 2>&1
+	rc=$?
+	# Warnings are what a maintainer's build would print: none allowed.
+	warnings=$(grep -c -E 'warning:|WARNING:' "$log")
+	[ "$rc" = 0 ] && [ "$warnings" = 0 ]
+	tap_result $? "patch $n builds (base, $(( $(date +%s) - t0 )) s, $warnings warnings): $subject"
+	[ "$rc" = 0 ] && [ "$warnings" = 0 ] || grep -E 'error|warning|WARNING' "$log" | head -20 | sed 's/^/# /'
+done
+
+git -C "$SRC" checkout -q series
+while read -r stamp f; do
+	touch -d "@$stamp" "$SRC/$f"
+done < "$stamps"
+rm -f "$stamps"
+[ "$(git -C "$SRC" rev-parse HEAD)" = "$tip" ] || echo "# tree not back at the tip!"
+[ -z "$amd_first" ] || [ "$amd_first" = "$count" ]
+tap_result $? "the amd build of the tip covers every patch touching amdgpu (first: ${amd_first:-none} of $count)"
+tap_status
