@@ -7,7 +7,8 @@ set -eu
 
 PACKAGES="linux-source-6.1 qemu-system-x86 busybox-static libdrm-dev
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
-	pkg-config git python3 python3-ply python3-git rsync"
+	pkg-config git python3 python3-ply python3-git rsync
+	libdrm-tests drm-info libliftoff-dev libpng-dev zlib1g-dev"
 
 missing=""
 for p in $PACKAGES; do

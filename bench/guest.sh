@@ -23,10 +23,30 @@ cp /bin/busybox "$stage/bin/busybox"
 cp "$REPO/bench/guest/init" "$stage/init"
 cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
 cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$stage/tests/"
+for f in "$REPO"/tests/clients-*.sh; do
+	[ -f "$f" ] && cp "$f" "$stage/tests/"
+done
 cp "$twin/exported_twin.ko" "$stage/tests/"
 cp "$BUILD"/demo/* "$REPO/demo/run-demo.sh" "$stage/demo/"
 cp "$BUILD"/bench/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
 chmod +x "$stage/init"
+
+# Clients nobody here wrote, as Debian ships them, with the shared libraries
+# they load (and the guest programs linked against libliftoff).
+copy_dynamic() {
+	for bin in "$@"; do
+		cp "$bin" "$stage/usr/bin/"
+		ldd "$bin" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }' |
+			while read -r lib; do
+				[ -e "$stage$lib" ] && continue
+				mkdir -p "$stage$(dirname "$lib")"
+				cp -L "$lib" "$stage$lib"
+			done
+	done
+}
+mkdir -p "$stage/usr/bin"
+copy_dynamic /usr/bin/modetest /usr/bin/drm_info
+
 
 (cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
 say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"

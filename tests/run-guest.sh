@@ -174,6 +174,12 @@ for t in "$@"; do
 	# shellcheck disable=SC2086
 	chrome_suite $t
 done
+# Clients nobody here wrote (Debian's modetest, drm_info, libliftoff), each
+# file one group of suites, on vkms with overlays.
+for f in /tests/clients-*.sh; do
+	[ -f "$f" ] && . "$f"
+done
+
 # Last: on a kernel with the bug it checks, wb_cleanup leaves the composer
 # count wrapped for whatever runs after it.
 cursor_suite wb_cleanup
