@@ -11,7 +11,7 @@ rel=$(kernel_release "$cfg")
 stage=$BUILD/initramfs-$cfg
 
 make -s -C "$REPO/tests" KHDR="$obj/hdr/include" OUT="$BUILD/tests"
-make -s -C "$REPO/demo" KHDR="$obj/hdr/include" OUT="$BUILD/demo"
+make -s -C "$REPO/demo" KHDR="$obj/hdr/include" OUT="$BUILD/demo-bin"
 make -s -C "$REPO/bench/guest" KHDR="$obj/hdr/include" OUT="$BUILD/bench"
 twin=$BUILD/twin-$cfg
 rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
@@ -27,7 +27,7 @@ for f in "$REPO"/tests/clients-*.sh; do
 	[ -f "$f" ] && cp "$f" "$stage/tests/"
 done
 cp "$twin/exported_twin.ko" "$stage/tests/"
-cp "$BUILD"/demo/* "$REPO/demo/run-demo.sh" "$stage/demo/"
+cp "$BUILD"/demo-bin/* "$REPO/demo/run-demo.sh" "$stage/demo/"
 cp "$BUILD"/bench/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
 chmod +x "$stage/init"
 

@@ -1,9 +1,9 @@
 #!/bin/sh
 # make demo / make bench: build the patched base kernel and boot it once in
 # the given mode, its console on the terminal. "demo" shows the capability
-# and the per-pipe cursor scenarios; "bench" prints what the per-pipe cursor
-# emulation costs the composer, as a ratio to plain vkms in the same boot
-# (figures only, never a verdict).
+# and the per-pipe cursor story; its frames come back as PNG files with an
+# index.html in build/demo/. "bench" prints what the per-pipe cursor
+# emulation costs (figures only, never a verdict).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -13,4 +13,23 @@ mode=${1:?usage: show.sh demo|bench}
 "$REPO/bench/kernel.sh" base
 "$REPO/bench/guest.sh" base
 "$REPO/bench/boot.sh" base "$mode" "$BUILD/results/$mode"
+if [ "$mode" = demo ]; then
+	page=$BUILD/demo
+	rm -rf "$page"
+	mkdir -p "$page"
+	# The guest sends each file as base64 between "## file NAME" and "## end";
+	# its tty turned each newline into CR LF.
+	tr -d '\r' < "$BUILD/results/demo/results.tap" | awk -v dir="$page" '
+		/^## file / { name = $3; out = dir "/" name ".b64"; next }
+		/^## end/ { close(out); out = ""; next }
+		out != "" { print > out }
+	'
+	for f in "$page"/*.b64; do
+		[ -f "$f" ] || die "demo: the guest sent no pictures (see the console above)"
+		base64 -d "$f" > "${f%.b64}" || die "demo: $f is damaged"
+		rm "$f"
+	done
+	[ -f "$page/index.html" ] || die "demo: no index.html came back"
+	say "demo: $(ls "$page"/*.png | wc -l) pictures, open $page/index.html"
+fi
 say "$mode finished in $(elapsed) s"
