@@ -17,6 +17,7 @@ bench:
 # Drop build products but keep the unpacked kernel tree.
 clean:
 	rm -rf build/obj-* build/initramfs-* build/results build/tests build/demo \
+		build/demo-bin build/bench-bin build/liftoff \
 		build/twin-* build/modcheck-* build/bench
 
 distclean:
