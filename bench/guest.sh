@@ -13,6 +13,7 @@ stage=$BUILD/initramfs-$cfg
 make -s -C "$REPO/tests" KHDR="$obj/hdr/include" OUT="$BUILD/tests"
 make -s -C "$REPO/demo" KHDR="$obj/hdr/include" OUT="$BUILD/demo-bin"
 make -s -C "$REPO/bench/guest" KHDR="$obj/hdr/include" OUT="$BUILD/bench"
+make -s -C "$REPO/tests/liftoff" KHDR="$obj/hdr/include" OUT="$BUILD/liftoff"
 twin=$BUILD/twin-$cfg
 rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
 make -s -C "$obj" M="$twin" modules >/dev/null
@@ -46,6 +47,7 @@ copy_dynamic() {
 }
 mkdir -p "$stage/usr/bin"
 copy_dynamic /usr/bin/modetest /usr/bin/drm_info
+copy_dynamic "$BUILD/liftoff/kms_liftoff"
 
 
 (cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
