@@ -2,7 +2,8 @@
 #   make demo   boot the patched kernel and show the capability at work
 #   make test   build, boot and check every configuration, print the verdict
 #               (CONFIGS=base for the fast one only)
-#   make bench  composition cost of the per-pipe cursor emulation (figures)
+#   make bench  what the series costs against the unpatched kernel, same
+#               configuration, booted alternately (figures, not a verdict)
 CONFIGS ?= base debug amd i386
 
 demo:
@@ -12,7 +13,7 @@ test:
 	@bench/test.sh $(CONFIGS)
 
 bench:
-	@bench/show.sh bench
+	@bench/bench.sh
 
 # Drop build products but keep the unpacked kernel tree.
 clean:

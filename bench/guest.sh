@@ -5,14 +5,31 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: guest.sh base|debug|amd}
+cfg=${1:?usage: guest.sh base|debug|amd|pristine}
 obj=$(objdir "$cfg")
 rel=$(kernel_release "$cfg")
 stage=$BUILD/initramfs-$cfg
 
+# The unpatched kernel (bench/bench.sh's reference) boots only the bench,
+# with the very binary the patched kernel runs: built once, against the
+# patched uapi headers, it finds out at run time what the kernel offers.
+if [ "$cfg" = pristine ]; then
+	make -s -C "$REPO/bench/guest" KHDR="$(objdir base)/hdr/include" OUT="$BUILD/bench-bin"
+	rm -rf "$stage"
+	mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/bench"
+	cp /bin/busybox "$stage/bin/busybox"
+	cp "$REPO/bench/guest/init" "$stage/init"
+	cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
+	cp "$BUILD"/bench-bin/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
+	chmod +x "$stage/init"
+	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
+	say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"
+	exit 0
+fi
+
 make -s -C "$REPO/tests" KHDR="$obj/hdr/include" OUT="$BUILD/tests"
 make -s -C "$REPO/demo" KHDR="$obj/hdr/include" OUT="$BUILD/demo-bin"
-make -s -C "$REPO/bench/guest" KHDR="$obj/hdr/include" OUT="$BUILD/bench"
+make -s -C "$REPO/bench/guest" KHDR="$obj/hdr/include" OUT="$BUILD/bench-bin"
 make -s -C "$REPO/tests/liftoff" KHDR="$obj/hdr/include" OUT="$BUILD/liftoff"
 twin=$BUILD/twin-$cfg
 rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
@@ -29,7 +46,7 @@ for f in "$REPO"/tests/clients-*.sh; do
 done
 cp "$twin/exported_twin.ko" "$stage/tests/"
 cp "$BUILD"/demo-bin/* "$REPO/demo/run-demo.sh" "$stage/demo/"
-cp "$BUILD"/bench/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
+cp "$BUILD"/bench-bin/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
 chmod +x "$stage/init"
 
 # Clients nobody here wrote, as Debian ships them, with the shared libraries

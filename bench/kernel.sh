@@ -1,14 +1,51 @@
 #!/bin/sh
 # Configure and build one guest kernel configuration: bzImage, modules,
 # installed modules and uapi headers, all under build/obj-<config>. A
-# configuration without modules (i386) gets bzImage only.
+# configuration without modules (i386) gets bzImage only. pristine is the
+# base configuration built from Debian's unpatched tree (the bench's
+# reference).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: kernel.sh base|debug|amd|i386}
+cfg=${1:?usage: kernel.sh base|debug|amd|i386|pristine}
 obj=$(objdir "$cfg")
 arch=$(karch "$cfg")
 frags=$(fragments "$cfg")
+base_src=$SRC
+SRC=$(srcdir "$cfg")
+if [ "$cfg" = pristine ]; then
+	# A detached worktree of the tag: the series' tree stays as it is,
+	# other builds may be using it right now.
+	[ -d "$base_src/.git" ] || die "pristine: run bench/tree.sh first"
+	if [ ! -e "$SRC/.git" ]; then
+		say "pristine: checking out the unpatched tree in $SRC"
+		# A worktree deleted by hand is still registered: forget it.
+		git -C "$base_src" worktree prune
+		git -C "$base_src" worktree add -q --detach "$SRC" pristine
+	fi
+	if [ "$(git -C "$SRC" rev-parse HEAD)" != "$(git -C "$base_src" rev-parse pristine)" ] ||
+	   [ -n "$(git -C "$SRC" status --porcelain)" ]; then
+		die "pristine: $SRC is not the clean tag 'pristine'"
+	fi
+	# The fragments name a few symbols that only the series defines (its
+	# KUnit tests): they cannot exist here and configure nothing the bench
+	# runs, so they are dropped, by name, rather than failing the check
+	# below. Any other symbol must still take.
+	mkdir -p "$obj"
+	defined=$obj/pristine.symbols
+	grep -rhs --include='Kconfig*' -E '^(menu)?config [A-Za-z0-9_]+$' "$SRC" |
+		cut -d' ' -f2 | sort -u > "$defined"
+	# shellcheck disable=SC2086
+	cat $frags | while IFS= read -r line; do
+		sym=$(echo "$line" | sed -n 's/^CONFIG_\([A-Za-z0-9_]*\)=.*/\1/p')
+		if [ -n "$sym" ] && ! grep -qx "$sym" "$defined"; then
+			say "pristine: dropping $line (defined by the series only)"
+			continue
+		fi
+		printf '%s\n' "$line"
+	done > "$obj/pristine.config"
+	frags=$obj/pristine.config
+fi
 # amd is base plus amdgpu: start from base's objects, kbuild rebuilds what
 # the configuration change touches (it tracks each CONFIG_ symbol a file
 # uses). Same source tree, so the recorded dependencies stay valid.

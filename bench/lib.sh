@@ -4,6 +4,9 @@
 REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${BUILD:-$REPO/build}
 SRC=$BUILD/linux-source-6.1
+# Debian's tree as shipped (tag "pristine" of $SRC), checked out on its own
+# so that building it never disturbs $SRC, which tree.sh keeps at the series.
+PRISTINE_SRC=$BUILD/linux-pristine
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 JOBS=${JOBS:-$(nproc)}
 
@@ -15,17 +18,23 @@ BENCH_T0=${BENCH_T0:-$(date +%s)}
 export BENCH_T0
 elapsed() { echo $(( $(date +%s) - BENCH_T0 )); }
 
-# The build directory of one kernel configuration (base, debug, amd, i386).
+# The build directory of one kernel configuration (base, debug, amd, i386,
+# pristine).
 objdir() { echo "$BUILD/obj-$1"; }
 
-# Config fragments of one configuration, in merge order.
+# The source tree of one configuration: pristine is the unpatched tree.
+srcdir() { case "$1" in pristine) echo "$PRISTINE_SRC" ;; *) echo "$SRC" ;; esac; }
+
+# Config fragments of one configuration, in merge order. pristine is base
+# on the unpatched tree: the same fragments, less the symbols that only the
+# series defines (kernel.sh drops those).
 fragments() {
 	case "$1" in
-	base) echo "$REPO/bench/config/base.config" ;;
+	base|pristine) echo "$REPO/bench/config/base.config" ;;
 	debug) echo "$REPO/bench/config/base.config $REPO/bench/config/debug.config" ;;
 	amd) echo "$REPO/bench/config/base.config $REPO/bench/config/amd.config" ;;
 	i386) echo "$REPO/bench/config/i386.config" ;;
-	*) die "unknown configuration '$1' (base, debug, amd, i386)" ;;
+	*) die "unknown configuration '$1' (base, debug, amd, i386, pristine)" ;;
 	esac
 }
 

@@ -2,10 +2,11 @@
 #include "bench_util.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __x86_64__
+#include <x86intrin.h>
+#endif
 
 static int write_flag(const char *path, bool on)
 {
@@ -35,43 +36,38 @@ double bench_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The first change of CLOCK_MONOTONIC from now on, and the ticks then. */
+static double mono_edge(uint64_t *ticks)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double t0 = bench_now(), t;
 
-	return (x > y) - (x < y);
+	while ((t = bench_now()) == t0)
+		;
+	*ticks = bench_ticks();
+	return t;
 }
 
-void bench_stats(double *v, int n, double *median, double *min, double *max)
+static double calib_mono;
+static uint64_t calib_ticks;
+
+uint64_t bench_ticks(void)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	*min = v[0];
-	*max = v[n - 1];
-	*median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+#ifdef __x86_64__
+	return __rdtsc();
+#else
+	return bench_now() * 1e9;
+#endif
 }
 
-double bench_capture(int fd, const struct kms_device *kms, uint32_t wb, uint32_t wb_fb)
+double bench_tick_hz(void)
 {
-	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
-	int32_t fence = -1;
-	struct pollfd pfd;
-	double t0;
-	int ret = 0;
+	uint64_t ticks;
+	double t;
 
-	if (!req)
-		return -1;
-	ret |= kms_add(fd, req, kms->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
-	ret |= kms_add(fd, req, wb, DRM_MODE_OBJECT_CONNECTOR, "WRITEBACK_FB_ID", wb_fb);
-	ret |= kms_add(fd, req, wb, DRM_MODE_OBJECT_CONNECTOR, "WRITEBACK_OUT_FENCE_PTR",
-		       (uint64_t)(uintptr_t)&fence);
-	t0 = bench_now();	/* the property look-ups above are not the composer */
-	if (!ret)
-		ret = kms_commit(fd, req, 0);
-	drmModeAtomicFree(req);
-	if (ret || fence < 0)
-		return -1;
-	pfd = (struct pollfd) { .fd = fence, .events = POLLIN };
-	ret = poll(&pfd, 1, 20000);
-	close(fence);
-	return ret == 1 ? bench_now() - t0 : -1;
+	if (!calib_ticks) {
+		calib_mono = mono_edge(&calib_ticks);
+		return 0;
+	}
+	t = mono_edge(&ticks);
+	return (ticks - calib_ticks) / (t - calib_mono);
 }

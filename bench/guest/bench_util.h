@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the make-bench programs: the vkms switches, a monotonic
- * clock, order statistics and a writeback capture that times one frame.
+ * Helpers of the make-bench program: the vkms switches and the clocks.
  */
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
@@ -17,13 +16,15 @@ int bench_set_per_pipe(bool on);
 int bench_set_skip_validation(bool on);
 /* Seconds, CLOCK_MONOTONIC. */
 double bench_now(void);
-/* Median, minimum and maximum of @n values (@v is reordered). */
-void bench_stats(double *v, int n, double *median, double *min, double *max);
 /*
- * One frame through the writeback connector @wb into @wb_fb: commits the
- * CRTC (so that it is checked anew) with the writeback job, waits for the
- * writeback fence and returns the seconds from commit to fence, or -1.
+ * A fine clock in ticks of unknown frequency: the guest kernel's clocks
+ * advance by whole jiffies (4 ms) under TCG, where the TSC cannot be
+ * calibrated, but the TSC itself (the host's, under TCG) still ticks
+ * finely. The first bench_tick_hz() call starts measuring the ticks'
+ * rate against CLOCK_MONOTONIC (and returns 0), later ones return the rate
+ * since: precise once seconds have passed.
  */
-double bench_capture(int fd, const struct kms_device *kms, uint32_t wb, uint32_t wb_fb);
+uint64_t bench_ticks(void);
+double bench_tick_hz(void);
 
 #endif
