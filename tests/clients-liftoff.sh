@@ -2,7 +2,11 @@
 # use, driven by /usr/bin/kms_liftoff (tests/liftoff/): a compositor-like
 # client that hands its layers to libliftoff and commits what it chose. Each
 # setting of vkms runs the client without and with DRM_CLIENT_CAP_ATOMIC_ONLY;
-# the table it prints is what the opt-in buys a compositor.
+# the table it prints is what the opt-in buys a compositor. The client keeps
+# each layout on screen until the next one's commit succeeded, so the kernel
+# checks transitions, as from a compositor; the LIFTOFF_COLD settings also
+# run it with --cold, each layout from a CRTC the previous one's freed
+# buffers left blank, for comparison.
 # Sourced by run-guest.sh with vkms loaded with enable_overlay=1.
 # shellcheck shell=sh
 
@@ -12,12 +16,19 @@ LIFTOFF_SETTINGS="off:0:1:4 guarded-4:1:1:4 unguarded-4:1:0:4 guarded-5:1:1:5"
 # The cap column runs with this option; empty turns the cap column into a
 # second run without the cap (how the checks were shown to fail).
 LIFTOFF_CAP_OPT=--cap
+LIFTOFF_COLD="guarded-4"
 
 # liftoff_set PER_PIPE PROTECT HW_PIPES: vkms reads them at every atomic_check.
+# Read back, as a write of a bad value may be refused and leave the old one.
 liftoff_set() {
 	echo "$1" > $LIFTOFF_PARAMS/per_pipe_cursor &&
 		echo "$2" > $LIFTOFF_PARAMS/protect_legacy_cursor &&
-		echo "$3" > $LIFTOFF_PARAMS/hw_pipes
+		echo "$3" > $LIFTOFF_PARAMS/hw_pipes || return 1
+	# bool parameters read back as Y/N
+	set -- "$(echo "$1" | tr 01 NY)" "$(echo "$2" | tr 01 NY)" "$3"
+	[ "$(cat $LIFTOFF_PARAMS/per_pipe_cursor)" = "$1" ] &&
+		[ "$(cat $LIFTOFF_PARAMS/protect_legacy_cursor)" = "$2" ] &&
+		[ "$(cat $LIFTOFF_PARAMS/hw_pipes)" = "$3" ]
 }
 
 # liftoff_field FILE LAYOUT KEY: the value of KEY=... on LAYOUT's line.
@@ -30,18 +41,54 @@ liftoff_field() {
 
 liftoff_layouts() { awk '$1 == "layout" { print $2 }' "$1"; }
 
-# liftoff_cmp SETTING OP: every layout of SETTING has planes(cap) OP planes(no cap).
-liftoff_cmp() {
+# liftoff_diff FILE_A FILE_B OP: both runs reported the same layouts, at
+# least one, and each has planes(A) OP planes(B). With -eq nothing may
+# differ at all: the same composited count, cursor mode, pipes and
+# layer-to-plane assignment too.
+liftoff_diff() {
+	l_a=$(liftoff_layouts "$1" | tr '\n' ' ')
+	l_b=$(liftoff_layouts "$2" | tr '\n' ' ')
+	if [ -z "$l_b" ] || [ "$l_a" != "$l_b" ]; then
+		echo "layouts in $1: ${l_a:-none}; in $2: ${l_b:-none}"
+		return 1
+	fi
 	rc=0
-	for l in $(liftoff_layouts "/tmp/liftoff-$1-off.out"); do
-		a=$(liftoff_field "/tmp/liftoff-$1-on.out" "$l" planes)
-		b=$(liftoff_field "/tmp/liftoff-$1-off.out" "$l" planes)
-		if [ -z "$a" ] || [ -z "$b" ] || ! test "$a" "$2" "$b"; then
-			echo "$1 $l: $a planes with the cap, $b without"
+	for l in $l_b; do
+		for k in planes composited mode pipes on; do
+			a=$(liftoff_field "$1" "$l" $k)
+			b=$(liftoff_field "$2" "$l" $k)
+			if [ $k = planes ]; then
+				[ -n "$a" ] && [ -n "$b" ] && test "$a" "$3" "$b" && continue
+			elif [ "$3" != -eq ] || { [ -n "$a" ] && [ "$a" = "$b" ]; }; then
+				continue
+			fi
+			echo "$l: $k=$a in $1, $k=$b in $2"
 			rc=1
-		fi
+		done
 	done
 	return $rc
+}
+
+# liftoff_cmp SETTING OP: liftoff_diff of SETTING's run with the cap against
+# its run without.
+liftoff_cmp() {
+	liftoff_diff "/tmp/liftoff-$1-on.out" "/tmp/liftoff-$1-off.out" "$2"
+}
+
+# liftoff_chain FILE: each layout after the first started from the planes
+# the one before it left lit (a transition), or, with --cold, from fewer.
+liftoff_chain() {
+	awk -v cold="$2" '$1 == "layout" {
+		for (i = 3; i <= NF; i++)
+			if (index($i, "lit=") == 1) split(substr($i, 5), lit, "/")
+		if (n++ && (cold ? lit[1] >= after : lit[1] != after)) {
+			printf "%s: %d planes lit before it, %d after the one before\n",
+				$2, lit[1], after
+			bad = 1
+		}
+		after = lit[2]
+	}
+	END { exit bad || n < 2 }' "$1"
 }
 
 # liftoff_gain SETTING LAYOUT: the cap puts more of LAYOUT's layers on planes.
@@ -52,35 +99,76 @@ liftoff_gain() {
 	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt "$b" ]
 }
 
-# liftoff_all FILE KEY VALUE: every layout reports KEY=VALUE.
+# liftoff_all KEY VALUE FILE...: every layout of every FILE reports KEY=VALUE.
 liftoff_all() {
-	n=$(awk '$1 == "layout"' "$1" | wc -l)
-	[ "$n" -gt 0 ] && [ "$(grep -c "^layout .* $2=$3 " "$1")" = "$n" ]
+	k=$1 v=$2
+	shift 2
+	for f; do
+		n=$(awk '$1 == "layout"' "$f" | wc -l)
+		if [ "$n" -eq 0 ] || [ "$(grep -c "^layout .* $k=$v " "$f")" != "$n" ]; then
+			echo "$f: not $k=$v on every one of its $n layouts"
+			return 1
+		fi
+	done
+}
+
+# liftoff_run NAME CAP OPTION...: runs the client into /tmp/liftoff-NAME-CAP.out.
+liftoff_run() {
+	out=/tmp/liftoff-$1-$2.out
+	shift 2
+	/usr/bin/kms_liftoff "$@" > "$out" 2>&1 || { cat "$out"; false; }
+}
+
+# liftoff_table PREFIX NAME CAP: the run's lines of the raw table.
+liftoff_table() {
+	f=/tmp/liftoff-$2-$3.out
+	for l in $(liftoff_layouts "$f"); do
+		echo "# $1 | $l | $2 | $(liftoff_field "$f" "$l" cap) |" \
+			"$(liftoff_field "$f" "$l" planes)/$(liftoff_field "$f" "$l" layers) |" \
+			"$(liftoff_field "$f" "$l" composited) |" \
+			"$(liftoff_field "$f" "$l" mode) $(liftoff_field "$f" "$l" pipes)"
+	done
 }
 
 liftoff_suite() {
 	n_settings=$(echo "$LIFTOFF_SETTINGS" | wc -w)
-	tap_plan $((n_settings * 5 + 5))
+	n_cold=$(echo "$LIFTOFF_COLD" | wc -w)
+	tap_plan $((n_settings * 8 + n_cold * 6 + 5))
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	for s in $LIFTOFF_SETTINGS; do
 		name=${s%%:*}
 		# shellcheck disable=SC2046
-		liftoff_set $(echo "${s#*:}" | tr : ' ')
+		tap_check "vkms parameters for $name (per_pipe:protect:hw_pipes ${s#*:}) set" \
+			liftoff_set $(echo "${s#*:}" | tr : ' ')
 		for cap in off on; do
 			opt=
 			[ $cap = on ] && opt=$LIFTOFF_CAP_OPT
 			# shellcheck disable=SC2086
 			tap_check "kms_liftoff ${opt:-(no cap)} under $name: every commit succeeded" \
-				sh -c "/usr/bin/kms_liftoff $opt > /tmp/liftoff-$name-$cap.out 2>&1 ||
-					{ cat /tmp/liftoff-$name-$cap.out; false; }"
+				liftoff_run "$name" $cap $opt
 			tap_check "kms_liftoff ${opt:-(no cap)} under $name reported 8 layouts" \
 				test "$(liftoff_layouts "/tmp/liftoff-$name-$cap.out" | wc -l)" = 8
+			tap_check "kms_liftoff ${opt:-(no cap)} under $name: each layout replaced the one before on screen" \
+				liftoff_chain "/tmp/liftoff-$name-$cap.out" 0
 		done
 		tap_check "$name: with the cap at least as many layers on planes, every layout" \
 			liftoff_cmp "$name" -ge
+		case " $LIFTOFF_COLD " in *" $name "*) ;; *) continue ;; esac
+		for cap in off on; do
+			opt=
+			[ $cap = on ] && opt=$LIFTOFF_CAP_OPT
+			# shellcheck disable=SC2086
+			tap_check "kms_liftoff --cold ${opt:-(no cap)} under $name: every commit succeeded" \
+				liftoff_run "cold-$name" $cap --cold $opt
+			tap_check "kms_liftoff --cold ${opt:-(no cap)} under $name: each layout started from fewer planes than the one before left" \
+				liftoff_chain "/tmp/liftoff-cold-$name-$cap.out" 1
+			tap_check "kms_liftoff --cold ${opt:-(no cap)} under $name: cold starts give what the transitions gave" \
+				liftoff_diff "/tmp/liftoff-cold-$name-$cap.out" "/tmp/liftoff-$name-$cap.out" -eq
+		done
 	done
-	tap_check "the kernel granted the cap: cap=set on every layout" \
-		liftoff_all /tmp/liftoff-guarded-4-on.out cap set
+	# shellcheck disable=SC2046
+	tap_check "the kernel granted the cap to every --cap run, on every layout" \
+		liftoff_all cap set $(ls /tmp/liftoff-*-on.out)
 	tap_check "emulation off: the cap changes nothing, every layout" liftoff_cmp off -eq
 	tap_check "unguarded: the cap changes nothing, every layout" liftoff_cmp unguarded-4 -eq
 	tap_check "guarded, 4 pipes: the cap lifts the scaled video and 2 overlays onto planes" \
@@ -89,17 +177,16 @@ liftoff_suite() {
 		liftoff_cmp guarded-5 -eq
 
 	echo "# liftoff: the runs took $(awk -v t0="$t0" '{ print $1 - t0 }' /proc/uptime) s"
-	echo "# liftoff | layout | setting | cap | planes | composited | mode"
+	echo "# liftoff | layout (from the one before) | setting | cap | planes | composited | mode"
 	for s in $LIFTOFF_SETTINGS; do
-		name=${s%%:*}
 		for cap in off on; do
-			f=/tmp/liftoff-$name-$cap.out
-			for l in $(liftoff_layouts "$f"); do
-				echo "# liftoff | $l | $name | $(liftoff_field "$f" "$l" cap) |" \
-					"$(liftoff_field "$f" "$l" planes)/$(liftoff_field "$f" "$l" layers) |" \
-					"$(liftoff_field "$f" "$l" composited) |" \
-					"$(liftoff_field "$f" "$l" mode) $(liftoff_field "$f" "$l" pipes)"
-			done
+			liftoff_table liftoff "${s%%:*}" $cap
+		done
+	done
+	echo "# liftoff-cold | layout (from a blank CRTC) | setting | cap | planes | composited | mode"
+	for name in $LIFTOFF_COLD; do
+		for cap in off on; do
+			liftoff_table liftoff-cold "cold-$name" $cap
 		done
 	done
 	for f in /tmp/liftoff-*.out; do

@@ -3,14 +3,24 @@
 #
 # modetest sets atomic overlay planes and runs its legacy cursor test with
 # the per-pipe cursor emulation on, under each policy; kms_client_judge
-# stops it at random moments and compares the CRC of each frame with the
-# CRC of the same state composed with the emulation off. drm_info must list
-# the device while a scaled overlay layout is on screen.
+# stops it at random moments and compares the CRC of each sampled frame
+# with the CRC of the same state composed with the emulation off. drm_info
+# must list the device while a scaled overlay layout is on screen.
+#
+# The modetest suites share one vkms and its kernel log: vkms is reloaded
+# per clients-*.sh file, not per suite.
 # shellcheck shell=sh
 
 VKMS_PARAMS=/sys/module/vkms/parameters
-VKMS_DEBUGFS=/sys/kernel/debug/dri/0
 MT_MODE=640x480
+
+# debugfs is per DRM minor: the one of vkms's primary node, the only one
+# with the cursor state (vkms's platform device has no driver to look at).
+VKMS_DEBUGFS=
+for d in /sys/kernel/debug/dri/*; do
+	[ -e "$d/vkms_cursor_state" ] && { VKMS_DEBUGFS=$d; break; }
+done
+[ -n "$VKMS_DEBUGFS" ] || echo "# clients-modetest.sh: no vkms debugfs directory found"
 
 # Object ids as modetest sees them: connector, CRTC, primary, overlays.
 mt_ids() {
@@ -28,6 +38,10 @@ mt_ids() {
 			t = 0
 		}
 		END { print crtc, pri, cur, ov }')
+	if [ $# -lt 6 ]; then
+		echo "# modetest -p gave no CRTC, primary, cursor and 3 overlays: $*"
+		return 1
+	fi
 	MT_CRTC=$1 MT_PRI=$2
 	shift 3
 	MT_OV1=$1 MT_OV2=$2 MT_OV3=$3
@@ -38,7 +52,7 @@ mt_params() {
 	echo "$1" > $VKMS_PARAMS/per_pipe_cursor
 	echo "$2" > $VKMS_PARAMS/protect_legacy_cursor
 	echo "${3:-4}" > $VKMS_PARAMS/hw_pipes
-	echo "${4:-0}" > $VKMS_DEBUGFS/vkms_skip_cursor_validation
+	echo "${4:-0}" > "$VKMS_DEBUGFS"/vkms_skip_cursor_validation
 }
 
 mt_restore() { mt_params 0 1 4 0; }
@@ -55,11 +69,12 @@ mt_atomic() {
 	mt_atomic_ok=0
 	exec 3> /tmp/mt-atomic.in
 	# Polled through debugfs: another DRM client could take master first.
-	# modetest drops master only after its commit succeeded.
+	# modetest drops master only after its commit succeeded; one that
+	# never was master is "n" too, but it has logged the failed commit.
 	i=0
 	while [ $i -lt 100 ] && kill -0 $mt_atomic_pid 2>/dev/null; do
 		if awk -v pid=$mt_atomic_pid '$2 == pid && $4 == "n" { f = 1 } END { exit !f }' \
-			$VKMS_DEBUGFS/clients; then
+			"$VKMS_DEBUGFS"/clients && ! grep -q 'Atomic Commit failed' /tmp/mt-atomic.log; then
 			mt_atomic_ok=1
 			return 0
 		fi
@@ -69,8 +84,12 @@ mt_atomic() {
 }
 
 # Its teardown commit fails ("Atomic Commit failed"): it dropped master.
+# A client that has exited already leaves the fifo without a reader: the
+# write must not raise SIGPIPE in the shell that runs every suite.
 mt_atomic_end() {
-	echo >&3
+	kill -0 "$mt_atomic_pid" 2>/dev/null ||
+		echo "# atomic client: gone before its end"
+	(trap '' PIPE; echo >&3) 2>/dev/null
 	exec 3>&-
 	wait "$mt_atomic_pid"
 	echo "# atomic client: exit status $?"
@@ -80,12 +99,13 @@ mt_atomic_end() {
 # The cursor state vkms reports: "MODE PIPES" ("dedicated 3").
 mt_state() {
 	awk '/^mode:/ { m = $2 } /^pipes:/ { p = $2 } END { print m, p }' \
-		$VKMS_DEBUGFS/vkms_cursor_state
+		"$VKMS_DEBUGFS"/vkms_cursor_state
 }
 
 # Runs the judge and renumbers its TAP into the current plan.
 mt_judge() {
 	/tests/kms_client_judge --log /tmp/mt-client.log "$@" > /tmp/mt-judge.tap
+	echo "# judge: exit status $?"
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*) tap_result 0 "${line#ok * - }" ;;
@@ -95,22 +115,25 @@ mt_judge() {
 	done < /tmp/mt-judge.tap
 }
 
-# mt_layout NAME PER_PIPE PROTECT MODE PIPES PLANE_ARGS...: the atomic
-# client puts the layout up; vkms must choose MODE with PIPES pipes in use;
-# then a legacy modetest becomes master, sets its own primary with SETCRTC
-# over the overlays and runs the cursor test under the judge.
+# mt_layout NAME PER_PIPE PROTECT MODE PIPES REFUSED PLANE_ARGS...: the
+# atomic client puts the layout up; vkms must choose MODE with PIPES pipes
+# in use; then a legacy modetest becomes master, sets its own primary with
+# SETCRTC over the overlays and runs the cursor test under the judge, which
+# wants refused cursor updates ("some") or none. The caller has set -f: the
+# plane arguments hold a "*" (the scale).
 mt_layout() {
-	name=$1 per_pipe=$2 protect=$3 mode=$4 pipes=$5
-	shift 5
-	tap_plan 9
+	name=$1 per_pipe=$2 protect=$3 mode=$4 pipes=$5 refused=$6
+	shift 6
+	tap_plan 13
 	mt_params "$per_pipe" "$protect"
 	mt_atomic "$@"
 	tap_check "$name: the atomic client's commit of its mode and planes was accepted" \
 		test $mt_atomic_ok = 1
 	state=$(mt_state)
-	tap_check "$name: vkms shows the cursor in mode $mode with $pipes pipes in use (got: $state)" \
+	tap_check "$name: the state's cursor mode is $mode with $pipes pipes in use (got: $state)" \
 		test "$state" = "$mode $pipes"
-	mt_judge --name "$name" --expect-mode "$mode" --seed 7 \
+	mt_judge --name "$name" --expect-mode "$mode" --expect-refused "$refused" \
+		--min-cursor-on 4 --min-over-overlay "${MT_MIN_OVER:-4}" --seed 7 \
 		-- modetest -M vkms -s "$MT_CONN@$MT_CRTC:$MT_MODE" -C
 	mt_atomic_end
 	mt_restore
@@ -120,13 +143,17 @@ mt_layout() {
 MT_SCALED="-P $MT_PRI@$MT_CRTC:640x480+0+0 -P $MT_OV1@$MT_CRTC:160x120+40+40*2"
 
 mt_dedicated() {
+	set -f
 	# shellcheck disable=SC2086
-	mt_layout "dedicated, protect_legacy_cursor=$1" 1 "$1" dedicated 3 $MT_SCALED
+	mt_layout "dedicated, protect_legacy_cursor=$1" 1 "$1" dedicated 3 none $MT_SCALED
+	set -- $?
+	set +f
+	return "$1"
 }
 
 # Every pipe in use: unscaled opaque overlays, where every copy is right.
 mt_native() {
-	mt_layout "native, protect_legacy_cursor=$1" 1 "$1" native 4 \
+	mt_layout "native, protect_legacy_cursor=$1" 1 "$1" native 4 none \
 		-P "$MT_PRI@$MT_CRTC:640x480+0+0" \
 		-P "$MT_OV1@$MT_CRTC:200x150+20+20" \
 		-P "$MT_OV2@$MT_CRTC:200x150+240+100" \
@@ -137,26 +164,41 @@ MT_SCALED4="-P $MT_PRI@$MT_CRTC:640x480+0+0 -P $MT_OV1@$MT_CRTC:160x120+40+40*2 
  -P $MT_OV2@$MT_CRTC:100x100+420+40 -P $MT_OV3@$MT_CRTC:100x100+420+300"
 
 # Every pipe in use and a scaled overlay: cursor moves that would show wrong
-# must be refused, the others shown natively.
+# must be refused, the others shown natively. The refusals are asserted;
+# the cursor then shows only away from the overlays (none of 12 samples
+# over one in the runs so far), so no sample over an overlay is required.
 mt_native_scaled() {
+	MT_MIN_OVER=0
+	set -f
 	# shellcheck disable=SC2086
-	mt_layout "native with a scaled overlay, protect_legacy_cursor=0" 1 0 native 4 $MT_SCALED4
+	mt_layout "native with a scaled overlay, protect_legacy_cursor=0" 1 0 native 4 some \
+		$MT_SCALED4
+	set -- $?
+	set +f
+	MT_MIN_OVER=
+	return "$1"
 }
 
 # The same layout from a client without the cap, guarded: refused whole.
 mt_native_scaled_guarded() {
 	tap_plan 2
 	mt_params 1 1
-	log_lines=$(dmesg | wc -l)
+	# The refusal is a drm.debug atomic line: make sure they are logged.
+	echo $(($(cat /sys/module/drm/parameters/debug) | 0x10)) > /sys/module/drm/parameters/debug
+	# Only what is logged after this marker counts: the ring may have wrapped.
+	mark="mt-guarded-$$-$(cut -d' ' -f1 /proc/uptime)"
+	echo "$mark" > /dev/kmsg
+	set -f
 	# shellcheck disable=SC2086
 	(echo) | modetest -M vkms -a -s "$MT_CONN@$MT_CRTC:$MT_MODE" $MT_SCALED4 \
 		> /tmp/mt-refused.log 2>&1
 	rc=$?
+	set +f
 	sed 's/^/# client: /' /tmp/mt-refused.log
 	tap_check "guarded: modetest's atomic commit of the layout is refused (exit status $rc)" \
 		sh -c "[ $rc -ne 0 ] && grep -q 'Atomic Commit failed' /tmp/mt-refused.log"
 	tap_check "guarded: vkms refused it to keep a pipe for a later legacy cursor" \
-		sh -c "dmesg | tail -n +$((log_lines + 1)) |
+		sh -c "dmesg | sed -n '/$mark/,\$p' |
 		       grep -q 'no pipe left for a later legacy cursor update'"
 	mt_restore
 	tap_status
@@ -166,11 +208,14 @@ mt_native_scaled_guarded() {
 # legacy modetest with a 2x scaled overlay and its cursor test. The judge
 # must see wrong frames, or it could not see them anywhere else either.
 mt_bug() {
-	tap_plan 7
+	tap_plan 11
 	mt_params 1 1 4 1
-	mt_judge --name "validation off (the bug)" --expect-wrong --expect-mode native --seed 7 \
+	set -f
+	mt_judge --name "validation off (the bug)" --expect-wrong --expect-mode native \
+		--expect-refused none --min-cursor-on 4 --min-over-overlay 4 --seed 7 \
 		-- modetest -M vkms -s "$MT_CONN@$MT_CRTC:$MT_MODE" \
 		-P "$MT_OV1@$MT_CRTC:160x120+40+40*2" -C
+	set +f
 	mt_restore
 	tap_status
 }
@@ -178,8 +223,10 @@ mt_bug() {
 mt_drm_info() {
 	tap_plan 12
 	mt_params 1 1
+	set -f
 	# shellcheck disable=SC2086
 	mt_atomic $MT_SCALED
+	set +f
 	drm_info > /tmp/drm_info.txt 2> /tmp/drm_info.err
 	rc=$?
 	drm_info -j > /tmp/drm_info.json 2> /tmp/drm_info-j.err
@@ -202,9 +249,10 @@ mt_drm_info() {
 		       grep -q '\"CRTC_W\" (atomic): range \[0, INT32_MAX\] = 320' $t"
 	tap_check "drm_info -j names the driver vkms" grep -q '"name": "vkms"' /tmp/drm_info.json
 	tap_check "drm_info -j lists the 10 planes with their zpos" \
-		test "$(grep -c '"zpos"' /tmp/drm_info.json)" -ge 10
-	tap_check "drm_info -j is a complete JSON object (ends with a closing brace)" \
-		sh -c "tail -c 3 /tmp/drm_info.json | grep -q '}'"
+		test "$(grep -c '"zpos"' /tmp/drm_info.json)" = 10
+	tap_check "drm_info -j is a complete JSON object (balanced braces, the last one closing)" \
+		sh -c "test \$(tr -cd '{' < /tmp/drm_info.json | wc -c) = \$(tr -cd '}' < /tmp/drm_info.json | wc -c) &&
+		       test \$(tr -d ' \t\n' < /tmp/drm_info.json | tail -c 1) = '}'"
 	mt_atomic_end
 	mt_restore
 	tap_status

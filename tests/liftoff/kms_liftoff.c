@@ -5,14 +5,28 @@
  * real, and reports how many layers landed on planes and how many the
  * compositor would have to draw into its own buffer.
  *
- * Usage: kms_liftoff [--cap] [--verbose]
+ * Usage: kms_liftoff [--cap] [--cold] [--verbose]
+ *
+ * The layouts follow each other as frames of a compositor do: layout N stays
+ * on screen until layout N+1's real commit has succeeded, and only then are
+ * N's buffers freed. So each layout is checked by the kernel as a transition
+ * from the one before it (the first from whatever the CRTC showed when the
+ * client started). --cold instead frees each layout's buffers right after
+ * its commit, while they are on screen: the kernel's RMFB commits switch
+ * those planes off, and the next layout starts from an almost empty CRTC.
  *
  * --cap asks for DRM_CLIENT_CAP_ATOMIC_ONLY. A kernel that does not know the
  * cap refuses it with EINVAL; the client then goes on without it, as a real
  * compositor must. One line per layout:
  *
  *   layout NAME cap=set|refused|off planes=N composited=N layers=N
- *          commit=0|-ERRNO mode=MODE pipes=USED/HW on=LAYER:PLANE,...
+ *          commit=0|-ERRNO mode=MODE pipes=USED/HW composition=used|unused
+ *          lit=BEFORE/AFTER on=LAYER:PLANE,...|-
+ *
+ * planes counts the layers the committed state shows on a plane, the cursor
+ * included; it is 0 when the real commit failed. lit counts the planes the
+ * kernel had on the CRTC just before the commit and just after it (the
+ * composition buffer's included), which shows what each layout started from.
  *
  * The cursor plane is the compositor's own, outside libliftoff: libliftoff
  * 0.3.0 treats it like any other plane (it would put a video there, or the
@@ -28,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <drm.h>
@@ -45,6 +61,8 @@
  * libliftoff makes grows with every plane it may try.
  */
 #define LIFTOFF_OVERLAYS 4
+/* Room for ",name:plane" per layer, names cut at 15 characters, and a NUL. */
+#define ON_LEN (MAX_LAYERS * 28)
 
 /* One layer of a layout: where its buffer comes from and where it goes. */
 struct layer_spec {
@@ -129,15 +147,17 @@ static void log_handler(enum liftoff_log_priority prio, const char *fmt, va_list
 }
 
 /* mode and "used/hw" from vkms_cursor_state, or "-" when there is none. */
-static void read_cursor_state(char *mode, size_t mode_len, char *pipes, size_t pipes_len)
+static void read_cursor_state(const char *debugfs, char *mode, size_t mode_len,
+			      char *pipes, size_t pipes_len)
 {
-	char line[128];
+	char line[128], path[96];
 	unsigned int used, hw;
 	FILE *f;
 
 	snprintf(mode, mode_len, "-");
 	snprintf(pipes, pipes_len, "-");
-	f = fopen("/sys/kernel/debug/dri/0/vkms_cursor_state", "r");
+	snprintf(path, sizeof(path), "%s/vkms_cursor_state", debugfs);
+	f = fopen(path, "r");
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -161,15 +181,66 @@ static int add_prop(int fd, drmModeAtomicReqPtr req, uint32_t obj, uint32_t type
 	return ret;
 }
 
+/* Sets the standard plane properties of @layer; 0 or libliftoff's -errno. */
+static int set_layer(struct liftoff_layer *layer, uint32_t fb_id, uint32_t src_w, uint32_t src_h,
+		     int32_t x, int32_t y, uint32_t w, uint32_t h, uint32_t zpos)
+{
+	return liftoff_layer_set_property(layer, "FB_ID", fb_id) ?:
+	       liftoff_layer_set_property(layer, "SRC_X", 0) ?:
+	       liftoff_layer_set_property(layer, "SRC_Y", 0) ?:
+	       liftoff_layer_set_property(layer, "SRC_W", (uint64_t)src_w << 16) ?:
+	       liftoff_layer_set_property(layer, "SRC_H", (uint64_t)src_h << 16) ?:
+	       liftoff_layer_set_property(layer, "CRTC_X", (uint64_t)x) ?:
+	       liftoff_layer_set_property(layer, "CRTC_Y", (uint64_t)y) ?:
+	       liftoff_layer_set_property(layer, "CRTC_W", w) ?:
+	       liftoff_layer_set_property(layer, "CRTC_H", h) ?:
+	       /*
+		* libliftoff 0.3.0 only reads a layer's zpos, to keep
+		* intersecting layers in order, and never writes it to a
+		* plane, so it is set even where planes have none (6.1's
+		* vkms): without it a composited layer could end up drawn
+		* under a plane that should be below it.
+		*/
+	       liftoff_layer_set_property(layer, "zpos", zpos);
+}
+
 struct client {
 	struct kms_device kms;
+	char debugfs[64];
 	struct liftoff_device *dev;
 	struct liftoff_output *output;
 	struct liftoff_layer *composition;
 	struct kms_fb composition_fb;
+	/* The buffers of the layout on screen, freed once the next one is. */
+	struct kms_fb shown[MAX_LAYERS];
 	bool modeset_done;
+	bool cold;
 	const char *cap;
 };
+
+/* Planes showing a framebuffer on @c's CRTC, as the kernel reports them. */
+static unsigned int count_lit(const struct client *c)
+{
+	uint32_t ids[2 + KMS_MAX_OVERLAYS] = { c->kms.primary_id, c->kms.cursor_id };
+	unsigned int lit = 0;
+
+	memcpy(&ids[2], c->kms.overlay_ids, c->kms.overlay_count * sizeof(ids[0]));
+	for (unsigned int i = 0; i < 2 + c->kms.overlay_count; i++) {
+		drmModePlanePtr p = drmModeGetPlane(c->kms.fd, ids[i]);
+
+		if (p && p->crtc_id == c->kms.crtc_id && p->fb_id)
+			lit++;
+		drmModeFreePlane(p);
+	}
+	return lit;
+}
+
+static void free_fbs(int fd, struct kms_fb *fbs)
+{
+	for (unsigned int i = 0; i < MAX_LAYERS; i++)
+		if (fbs[i].fb_id)
+			kms_fb_destroy(fd, &fbs[i]);
+}
 
 /* Sets up one layout, commits it for real and reports where its layers went. */
 static int run_layout(struct client *c, const struct layout *l)
@@ -178,10 +249,10 @@ static int run_layout(struct client *c, const struct layout *l)
 	struct kms_fb fbs[MAX_LAYERS] = { 0 };
 	const struct layer_spec *cursor = NULL;
 	struct kms_fb *cursor_fb = NULL;
-	unsigned int n, planes = 0, composited = 0;
+	unsigned int n, planes = 0, composited = 0, lit_before;
 	uint32_t crtc_w = c->kms.mode.hdisplay, crtc_h = c->kms.mode.vdisplay;
 	uint32_t flags = 0;
-	char mode[32], pipes[32], on[256] = "";
+	char mode[32], pipes[32], on[ON_LEN] = "";
 	drmModeAtomicReqPtr req;
 	int fd = c->kms.fd, ret;
 
@@ -206,23 +277,12 @@ static int run_layout(struct client *c, const struct layout *l)
 			goto out;
 		}
 		layers[n] = layer;
-		liftoff_layer_set_property(layer, "FB_ID", fbs[n].fb_id);
-		liftoff_layer_set_property(layer, "SRC_X", 0);
-		liftoff_layer_set_property(layer, "SRC_Y", 0);
-		liftoff_layer_set_property(layer, "SRC_W", (uint64_t)s->src_w << 16);
-		liftoff_layer_set_property(layer, "SRC_H", (uint64_t)s->src_h << 16);
-		liftoff_layer_set_property(layer, "CRTC_X", (uint64_t)s->x);
-		liftoff_layer_set_property(layer, "CRTC_Y", (uint64_t)s->y);
-		liftoff_layer_set_property(layer, "CRTC_W", s->w ? s->w : crtc_w);
-		liftoff_layer_set_property(layer, "CRTC_H", s->h ? s->h : crtc_h);
-		/*
-		 * libliftoff 0.3.0 only reads a layer's zpos, to keep
-		 * intersecting layers in order, and never writes it to a
-		 * plane, so it is set even where planes have none (6.1's
-		 * vkms): without it a composited layer could end up drawn
-		 * under a plane that should be below it.
-		 */
-		liftoff_layer_set_property(layer, "zpos", s->zpos);
+		ret = set_layer(layer, fbs[n].fb_id, s->src_w, s->src_h, s->x, s->y,
+				s->w ? s->w : crtc_w, s->h ? s->h : crtc_h, s->zpos);
+		if (ret) {
+			fprintf(stderr, "kms_liftoff: layer %s: %s\n", s->name, strerror(-ret));
+			goto out;
+		}
 	}
 
 	req = drmModeAtomicAlloc();
@@ -262,6 +322,7 @@ static int run_layout(struct client *c, const struct layout *l)
 	 * What a compositor does next: draw the composited layers, then
 	 * commit. Blocking, so that vkms_cursor_state shows this state.
 	 */
+	lit_before = count_lit(c);
 	ret = drmModeAtomicCommit(fd, req, flags, NULL);
 	if (ret)
 		ret = -errno;
@@ -269,43 +330,53 @@ static int run_layout(struct client *c, const struct layout *l)
 		c->modeset_done = true;
 
 	for (unsigned int i = 0; i < n; i++) {
-		struct liftoff_plane *plane;
-		size_t len = strlen(on);
+		struct liftoff_plane *plane = layers[i] ? liftoff_layer_get_plane(layers[i]) : NULL;
+		char item[ON_LEN / MAX_LAYERS];
 
-		if (!layers[i]) {
-			/* The cursor: on its plane if the commit went through. */
-			if (!ret) {
-				planes++;
-				snprintf(on + len, sizeof(on) - len, "%scursor:%u",
-					 len ? "," : "", c->kms.cursor_id);
-			}
-			continue;
-		}
-		plane = liftoff_layer_get_plane(layers[i]);
-		if (plane) {
-			planes++;
-			snprintf(on + len, sizeof(on) - len, "%s%s:%u", len ? "," : "",
-				 l->layers[i].name, liftoff_plane_get_id(plane));
-		}
-		if (liftoff_layer_needs_composition(layers[i]))
+		if (layers[i] && liftoff_layer_needs_composition(layers[i]))
 			composited++;
+		/* Nothing of a refused commit is on screen. */
+		if (ret || (layers[i] && !plane))
+			continue;
+		planes++;
+		/* The cursor (no libliftoff layer) is on the compositor's cursor plane. */
+		snprintf(item, sizeof(item), "%s%.15s:%u", on[0] ? "," : "", l->layers[i].name,
+			 plane ? liftoff_plane_get_id(plane) : c->kms.cursor_id);
+		strcat(on, item);
 	}
-	read_cursor_state(mode, sizeof(mode), pipes, sizeof(pipes));
+	read_cursor_state(c->debugfs, mode, sizeof(mode), pipes, sizeof(pipes));
 	printf("layout %s cap=%s planes=%u composited=%u layers=%u commit=%d mode=%s pipes=%s"
-	       " composition=%s on=%s\n",
+	       " composition=%s lit=%u/%u on=%s\n",
 	       l->name, c->cap, planes, composited, n, ret, mode, pipes,
-	       liftoff_layer_get_plane(c->composition) ? "used" : "unused", on[0] ? on : "-");
+	       liftoff_layer_get_plane(c->composition) ? "used" : "unused", lit_before,
+	       count_lit(c), on[0] ? on : "-");
 	fflush(stdout);
 
+	/*
+	 * The new frame is up: the old one's buffers are on no plane any
+	 * more, so freeing them makes the kernel commit nothing. --cold frees
+	 * the new ones too, while they are on screen.
+	 */
+	if (!ret) {
+		free_fbs(fd, c->shown);
+		if (c->cold)
+			free_fbs(fd, fbs);
+		memcpy(c->shown, fbs, sizeof(fbs));
+		memset(fbs, 0, sizeof(fbs));
+	}
 free_req:
 	drmModeAtomicFree(req);
 out:
-	for (unsigned int i = 0; i < MAX_LAYERS; i++) {
+	/*
+	 * The layers go with their layout: the next request disables every
+	 * plane libliftoff may use before it places the next layers, so what
+	 * the kernel shows is unaffected until that commit.
+	 */
+	for (unsigned int i = 0; i < MAX_LAYERS; i++)
 		if (layers[i])
 			liftoff_layer_destroy(layers[i]);
-		if (fbs[i].fb_id)
-			kms_fb_destroy(fd, &fbs[i]);
-	}
+	/* Left here only when nothing of them got on screen. */
+	free_fbs(fd, fbs);
 	return ret;
 }
 
@@ -313,6 +384,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cap", no_argument, NULL, 'c' },
+		{ "cold", no_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ 0 },
 	};
@@ -320,18 +392,22 @@ int main(int argc, char **argv)
 	bool want_cap = false;
 	uint64_t zpos;
 	bool has_zpos;
+	struct stat st;
 	int fd, opt, ret, failed = 0;
 
-	while ((opt = getopt_long(argc, argv, "cv", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "cCv", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			want_cap = true;
+			break;
+		case 'C':
+			c.cold = true;
 			break;
 		case 'v':
 			verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [--cap] [--verbose]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--cap] [--cold] [--verbose]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -343,33 +419,37 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kms_liftoff: no vkms device: %s\n", strerror(-fd));
 		return 1;
 	}
+	/* kms_probe() also creates the blob of the mode the first commit sets. */
 	if (kms_probe(&c.kms, fd) || !c.kms.primary_id || !c.kms.cursor_id) {
 		fprintf(stderr, "kms_liftoff: no CRTC with a connector, a primary and a cursor plane\n");
 		return 1;
 	}
-	if (kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
-		fprintf(stderr, "kms_liftoff: no atomic modesetting: %s\n", strerror(errno));
+	/* debugfs names a DRM device's directory after its primary node's minor. */
+	if (fstat(fd, &st)) {
+		fprintf(stderr, "kms_liftoff: fstat: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(c.debugfs, sizeof(c.debugfs), "/sys/kernel/debug/dri/%u", minor(st.st_rdev));
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
+	if (ret) {
+		fprintf(stderr, "kms_liftoff: no atomic modesetting: %s\n", strerror(-ret));
 		return 1;
 	}
 	if (want_cap) {
 		/* The cap is new: an older kernel says EINVAL, and we carry on without it. */
-		if (!kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1)) {
+		ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+		if (!ret) {
 			c.cap = "set";
-		} else if (errno == EINVAL) {
+		} else if (ret == -EINVAL) {
 			c.cap = "refused";
 			printf("# DRM_CLIENT_CAP_ATOMIC_ONLY refused (EINVAL): going on without it\n");
 		} else {
 			fprintf(stderr, "kms_liftoff: DRM_CLIENT_CAP_ATOMIC_ONLY: %s\n",
-				strerror(errno));
+				strerror(-ret));
 			return 1;
 		}
 	}
 	has_zpos = !kms_prop_value(fd, c.kms.primary_id, DRM_MODE_OBJECT_PLANE, "zpos", &zpos);
-	ret = drmModeCreatePropertyBlob(fd, &c.kms.mode, sizeof(c.kms.mode), &c.kms.mode_blob_id);
-	if (ret) {
-		fprintf(stderr, "kms_liftoff: mode blob: %s\n", strerror(-ret));
-		return 1;
-	}
 	printf("# mode %ux%u, %u overlays, cursor plane %u, zpos %s\n", c.kms.mode.hdisplay,
 	       c.kms.mode.vdisplay, c.kms.overlay_count, c.kms.cursor_id, has_zpos ? "yes" : "no");
 
@@ -396,22 +476,27 @@ int main(int argc, char **argv)
 	}
 	/* The compositor's own buffer: whatever gets no plane is drawn here. */
 	kms_fb_fill(&c.composition_fb, 0xff303860);
-	liftoff_layer_set_property(c.composition, "FB_ID", c.composition_fb.fb_id);
-	liftoff_layer_set_property(c.composition, "CRTC_X", 0);
-	liftoff_layer_set_property(c.composition, "CRTC_Y", 0);
-	liftoff_layer_set_property(c.composition, "CRTC_W", c.kms.mode.hdisplay);
-	liftoff_layer_set_property(c.composition, "CRTC_H", c.kms.mode.vdisplay);
-	liftoff_layer_set_property(c.composition, "SRC_X", 0);
-	liftoff_layer_set_property(c.composition, "SRC_Y", 0);
-	liftoff_layer_set_property(c.composition, "SRC_W", (uint64_t)c.kms.mode.hdisplay << 16);
-	liftoff_layer_set_property(c.composition, "SRC_H", (uint64_t)c.kms.mode.vdisplay << 16);
-	liftoff_layer_set_property(c.composition, "zpos", 0);
+	/*
+	 * The composition buffer takes the desktop's place: it is the desktop
+	 * with the composited layers drawn over it, so it shares the desktop's
+	 * zpos 0, under every other layer. Their order among themselves never
+	 * matters: libliftoff uses the composition layer only when some layer
+	 * is composited, and then composites the full-screen desktop under it
+	 * too, so the two are never on planes together.
+	 */
+	ret = set_layer(c.composition, c.composition_fb.fb_id, c.kms.mode.hdisplay,
+			c.kms.mode.vdisplay, 0, 0, c.kms.mode.hdisplay, c.kms.mode.vdisplay, 0);
+	if (ret) {
+		fprintf(stderr, "kms_liftoff: composition layer: %s\n", strerror(-ret));
+		return 1;
+	}
 	liftoff_output_set_composition_layer(c.output, c.composition);
 
 	for (size_t i = 0; i < ARRAY_SIZE(layouts); i++)
 		if (run_layout(&c, &layouts[i]))
 			failed++;
 
+	free_fbs(fd, c.shown);
 	liftoff_layer_destroy(c.composition);
 	liftoff_output_destroy(c.output);
 	liftoff_device_destroy(c.dev);
