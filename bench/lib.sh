@@ -42,3 +42,30 @@ fragments() {
 karch() { case "$1" in i386) echo ARCH=i386 ;; esac; }
 
 kernel_release() { cat "$(objdir "$1")/include/config/kernel.release"; }
+
+# Modification times of source files, kept across a checkout that rewrites
+# them, so that kbuild rebuilds only what really changed. POSIX sh has no
+# local variables: these use their own names, callers loop over f and n.
+# mtimes_save LIST FILE...: records the times of the files (paths relative
+# to $SRC) that exist into LIST.
+mtimes_save() {
+	_mt_list=$1
+	shift
+	for _mt_f in "$@"; do
+		[ -f "$SRC/$_mt_f" ] && echo "$(stat -c %Y "$SRC/$_mt_f") $_mt_f"
+	done > "$_mt_list"
+	return 0
+}
+
+# mtimes_restore LIST [COMMIT]: puts the recorded times back; with COMMIT,
+# only on files whose content is the same as there. Prints how many.
+mtimes_restore() {
+	_mt_n=0
+	while read -r _mt_t _mt_f; do
+		[ -f "$SRC/$_mt_f" ] || continue
+		[ -z "${2:-}" ] || git -C "$SRC" diff --quiet "$2" HEAD -- "$_mt_f" || continue
+		touch -d "@$_mt_t" "$SRC/$_mt_f"
+		_mt_n=$((_mt_n + 1))
+	done < "$1"
+	echo "$_mt_n"
+}

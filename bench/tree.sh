@@ -47,9 +47,8 @@ old=$(git -C "$SRC" rev-parse -q --verify HEAD 2>/dev/null || true)
 times=$BUILD/series.mtimes
 : > "$times"
 if [ -n "$old" ] && [ -z "$(git -C "$SRC" status --porcelain)" ]; then
-	git -C "$SRC" diff --name-only pristine "$old" | while read -r f; do
-		[ -f "$SRC/$f" ] && echo "$(stat -c %Y "$SRC/$f") $f"
-	done > "$times"
+	# shellcheck disable=SC2046
+	mtimes_save "$times" $(git -C "$SRC" diff --name-only pristine "$old")
 fi
 rm -f "$stamp"
 $GIT am --abort >/dev/null 2>&1 || true
@@ -58,12 +57,7 @@ $GIT clean -q -f -d -x
 # shellcheck disable=SC2086
 $GIT am -q $patches || die "patches/series does not apply to the pristine tree"
 kept=0
-while read -r t f; do
-	if [ -f "$SRC/$f" ] && git -C "$SRC" diff --quiet "$old" HEAD -- "$f"; then
-		touch -d "@$t" "$SRC/$f"
-		kept=$((kept + 1))
-	fi
-done < "$times"
+[ -z "$old" ] || kept=$(mtimes_restore "$times" "$old")
 rm -f "$times"
 [ "$kept" = 0 ] || say "$kept unchanged files keep their modification time"
 printf '%s\n%s\n' "$want" "$(git -C "$SRC" rev-parse HEAD)" > "$stamp"

@@ -38,11 +38,11 @@ for f in $files; do
 	o=${o%.c}.o
 	tmp=$(mktemp -d)
 	w1 "$o" > "$tmp/patched"
-	stamp=$(stat -c %Y "$SRC/$f")
+	mtimes_save "$tmp/mtime" "$f"
 	git -C "$SRC" show "pristine:$f" > "$SRC/$f"
 	w1 "$o" > "$tmp/pristine"
 	git -C "$SRC" checkout -q HEAD -- "$f"
-	touch -d "@$stamp" "$SRC/$f"
+	mtimes_restore "$tmp/mtime" > /dev/null
 	comm -23 "$tmp/patched" "$tmp/pristine" > "$tmp/new"
 	grep -q . "$tmp/patched" && git -C "$SRC" diff --quiet HEAD -- "$f" && [ ! -s "$tmp/new" ]
 	tap_result $? "W=1 adds no warning in $f ($(wc -l < "$tmp/patched") with the series, $(wc -l < "$tmp/pristine") without)"

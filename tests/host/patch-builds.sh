@@ -33,9 +33,8 @@ rm -rf "$obj/mods" "$obj/hdr"
 
 changed=$(git -C "$SRC" diff --name-only pristine "$tip")
 stamps=$(mktemp)
-for f in $changed; do
-	[ -f "$SRC/$f" ] && echo "$(stat -c %Y "$SRC/$f") $f"
-done > "$stamps"
+# shellcheck disable=SC2086
+mtimes_save "$stamps" $changed
 
 n=0
 for c in $commits; do
@@ -58,9 +57,7 @@ for c in $commits; do
 done
 
 git -C "$SRC" checkout -q series
-while read -r stamp f; do
-	touch -d "@$stamp" "$SRC/$f"
-done < "$stamps"
+mtimes_restore "$stamps" > /dev/null
 rm -f "$stamps"
 [ "$(git -C "$SRC" rev-parse HEAD)" = "$tip" ] || echo "# tree not back at the tip!"
 [ -z "$amd_first" ] || [ "$amd_first" = "$count" ]
