@@ -143,18 +143,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 /* Property ids are global and fixed while the device exists: look up once. */
 static int probe(void)
 {
@@ -224,7 +212,7 @@ static int crc_open(void)
 	if (j.crc_fd >= 0)
 		return 0;
 	snprintf(path, sizeof(path), "%s/control", j.crc_dir);
-	ret = write_str(path, "auto");
+	ret = kms_write_file(path, "auto");
 	if (ret)
 		return ret;
 	snprintf(path, sizeof(path), "%s/data", j.crc_dir);

@@ -19,26 +19,14 @@
 /* Blending in another order rounds differently: up to one unit per blend. */
 #define ROUNDING_TOLERANCE 4
 
-static int write_file(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, strlen(value));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 int set_per_pipe(bool on)
 {
-	return write_file("/sys/module/vkms/parameters/per_pipe_cursor", on ? "1" : "0");
+	return kms_write_file("/sys/module/vkms/parameters/per_pipe_cursor", on ? "1" : "0");
 }
 
 int set_protect_legacy(bool on)
 {
-	return write_file("/sys/module/vkms/parameters/protect_legacy_cursor", on ? "1" : "0");
+	return kms_write_file("/sys/module/vkms/parameters/protect_legacy_cursor", on ? "1" : "0");
 }
 
 int set_hw_pipes(unsigned int pipes)
@@ -46,7 +34,7 @@ int set_hw_pipes(unsigned int pipes)
 	char value[16];
 
 	snprintf(value, sizeof(value), "%u", pipes);
-	return write_file("/sys/module/vkms/parameters/hw_pipes", value);
+	return kms_write_file("/sys/module/vkms/parameters/hw_pipes", value);
 }
 
 int set_skip_validation(struct rig *b, bool on)
@@ -54,7 +42,7 @@ int set_skip_validation(struct rig *b, bool on)
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/vkms_skip_cursor_validation", b->debugfs);
-	return write_file(path, on ? "1" : "0");
+	return kms_write_file(path, on ? "1" : "0");
 }
 
 static const char *const mode_names[CURSOR_MODES] = {

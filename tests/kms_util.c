@@ -375,3 +375,15 @@ int drm_debug_enable(unsigned int mask)
 	fprintf(f, "%u\n", cur | mask);
 	return fclose(f) ? -errno : 0;
 }
+
+int kms_write_file(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}

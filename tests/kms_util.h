@@ -79,6 +79,9 @@ void kmsg_mark(void);
 bool kmsg_seen(const char *a, const char *b);
 /* Like kmsg_seen(), for a record that contains @a or @b. */
 bool kmsg_seen_either(const char *a, const char *b);
+/* Writes @value to a sysfs or debugfs file; 0 or -errno. */
+int kms_write_file(const char *path, const char *value);
+
 /* Makes sure the drm.debug categories in @mask are enabled. */
 int drm_debug_enable(unsigned int mask);
 
