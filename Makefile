@@ -4,7 +4,9 @@
 #               (CONFIGS=base for the fast one only)
 #   make bench  what the series costs against the unpatched kernel, same
 #               configuration, booted alternately (figures, not a verdict)
-CONFIGS ?= base debug amd i386
+# TREES=6.12 or TREES=6.1 for one tree; CONFIGS=base for one configuration.
+TREES ?= 6.1
+export TREES
 
 demo:
 	@bench/show.sh demo
@@ -17,9 +19,9 @@ bench:
 
 # Drop build products but keep the unpacked kernel tree.
 clean:
-	rm -rf build/obj-* build/initramfs-* build/results build/tests build/demo \
-		build/demo-bin build/bench-bin build/liftoff \
-		build/twin-* build/modcheck-* build/bench
+	rm -rf build/*/obj-* build/*/initramfs-* build/*/results build/*/tests build/*/demo \
+		build/*/demo-bin build/*/bench-bin build/*/liftoff \
+		build/*/twin-* build/*/modcheck-* build/*/bench
 
 distclean:
 	rm -rf build

@@ -1,11 +1,11 @@
 #!/bin/sh
 # Install what the bench needs from Debian's archive, only if something is
 # missing. Never touches the host's running kernel: the guest kernel is built
-# from linux-source-6.1 and only ever booted in QEMU.
+# from linux-source-6.12 or -6.1 and only ever booted in QEMU.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-PACKAGES="linux-source-6.1 qemu-system-x86 busybox-static libdrm-dev
+PACKAGES="linux-source-6.1 linux-source-6.12 qemu-system-x86 busybox-static libdrm-dev
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
 	pkg-config git python3 python3-ply python3-git rsync
 	libdrm-tests drm-info libliftoff-dev libpng-dev zlib1g-dev"

@@ -10,11 +10,11 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 dev=${1:-$BUILD/dev}
-cover=$REPO/patches/cover-letter.txt
+cover=$PATCHES/cover-letter.txt
 [ -f "$cover" ] || die "missing $cover"
-rm -f "$REPO"/patches/*.patch
+rm -f "$PATCHES"/*.patch
 git -C "$dev" -c branch."$(git -C "$dev" rev-parse --abbrev-ref HEAD)".description="$(cat "$cover")" \
 	format-patch -q --cover-letter --cover-from-description=subject \
-	--zero-commit --no-signature -o "$REPO/patches" pristine..HEAD
-(cd "$REPO/patches" && ls [0-9]*.patch | grep -v '^0000-' > series)
-say "exported $(wc -l < "$REPO/patches/series") patches"
+	--zero-commit --no-signature -o "$PATCHES" pristine..HEAD
+(cd "$PATCHES" && ls [0-9]*.patch | grep -v '^0000-' > series)
+say "exported $(wc -l < "$PATCHES/series") patches"

@@ -2,15 +2,21 @@
 # shellcheck shell=sh
 
 REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
-BUILD=${BUILD:-$REPO/build}
-SRC=$BUILD/linux-source-6.1
+# Two Debian trees: 6.12 (the primary target) and 6.1 (the stable backport).
+# Each has its own series in patches/<tree>/ and its own build directory.
+TREE=${TREE:-6.1}
+case "$TREE" in 6.1|6.12) ;; *) printf '[bench] error: TREE=%s (6.1 or 6.12)\n' "$TREE" >&2; exit 1 ;; esac
+export TREE
+PATCHES=$REPO/patches/$TREE
+BUILD=${BUILD:-$REPO/build/$TREE}
+SRC=$BUILD/linux-source-$TREE
 # Debian's tree as shipped (tag "pristine" of $SRC), checked out on its own
 # so that building it never disturbs $SRC, which tree.sh keeps at the series.
 PRISTINE_SRC=$BUILD/linux-pristine
-TARBALL=/usr/src/linux-source-6.1.tar.xz
+TARBALL=/usr/src/linux-source-$TREE.tar.xz
 JOBS=${JOBS:-$(nproc)}
 
-say() { printf '[bench] %s\n' "$*" >&2; }
+say() { printf '[bench %s] %s\n' "$TREE" "$*" >&2; }
 die() { printf '[bench] error: %s\n' "$*" >&2; exit 1; }
 
 # Elapsed wall-clock seconds since the script started, for the stage log.
@@ -35,6 +41,14 @@ fragments() {
 	amd) echo "$REPO/bench/config/base.config $REPO/bench/config/amd.config" ;;
 	i386) echo "$REPO/bench/config/i386.config" ;;
 	*) die "unknown configuration '$1' (base, debug, amd, i386, pristine)" ;;
+	esac
+}
+
+# The configurations make test runs on a tree when CONFIGS does not say.
+configs_of() {
+	case "$1" in
+	6.12) echo base debug amd i386 ;;
+	6.1) echo base debug amd i386 ;;
 	esac
 }
 

@@ -7,7 +7,20 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-configs=${*:-base debug amd i386}
+# Every tree in TREES (default: both), each with its configurations:
+# CONFIGS if given, else the tree's own list (configs_of in lib.sh). One
+# verdict over all of them at the end.
+if [ -z "${TEST_ONE_TREE:-}" ]; then
+	outs=""
+	for t in ${TREES:-6.1}; do
+		TREE=$t TEST_ONE_TREE=1 "$0" "$@" || die "tree $t: the bench itself failed"
+		outs="$outs $(cat "$REPO/build/$t/results/outs")"
+	done
+	say "total $(elapsed) s"
+	# shellcheck disable=SC2086
+	exec "$REPO/bench/verdict.sh" $outs
+fi
+configs=${*:-$(configs_of "$TREE")}
 
 # host_suite NAME COMMAND...: frame a host-side TAP producer like a guest
 # suite; its failure is a verdict, not a reason to stop the bench.
@@ -62,6 +75,5 @@ case " $configs " in
 	;;
 esac
 
-say "total $(elapsed) s"
-# shellcheck disable=SC2086
-"$REPO/bench/verdict.sh" $outs
+say "tree done at $(elapsed) s"
+echo "$outs" > "$BUILD/results/outs"

@@ -2,7 +2,7 @@
 # Bring the kernel source tree to exactly "pristine Debian tree + patches/series".
 #
 # The tree is a git repository whose first commit is the untouched
-# linux-source-6.1 tarball. Whenever the series differs from the one last
+# linux-source tarball. Whenever the series differs from the one last
 # applied, the tree goes back to that commit and the whole series is applied
 # again with git am, so a stale tree can never be built. Object files live in
 # separate O= directories: kbuild rebuilds whatever git touched.
@@ -10,16 +10,16 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 GIT="git -C $SRC -c user.name=bench -c user.email=bench@localhost"
-series=$REPO/patches/series
+series=$PATCHES/series
 [ -f "$series" ] || die "missing $series"
-patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$series" | sed "s|^|$REPO/patches/|")
+patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$series" | sed "s|^|$PATCHES/|")
 for p in $patches; do [ -f "$p" ] || die "series names missing patch $p"; done
 
 # shellcheck disable=SC2086
 want=$(cat "$series" $patches | sha256sum | cut -d' ' -f1)
 
 if [ ! -d "$SRC/.git" ]; then
-	[ -f "$TARBALL" ] || die "$TARBALL missing (apt-get install linux-source-6.1)"
+	[ -f "$TARBALL" ] || die "$TARBALL missing (apt-get install linux-source-$TREE)"
 	say "unpacking $TARBALL"
 	rm -rf "$SRC"
 	mkdir -p "$BUILD"
@@ -27,7 +27,7 @@ if [ ! -d "$SRC/.git" ]; then
 	git -C "$SRC" init -q
 	# Debian's top-level .gitignore ignores everything ("/*"): force it.
 	git -C "$SRC" add -f . >/dev/null
-	$GIT commit -q -m "pristine linux-source-6.1"
+	$GIT commit -q -m "pristine linux-source-$TREE"
 	git -C "$SRC" tag pristine
 fi
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Turn what the guests and the host checks produced into one verdict.
 #
-# usage: verdict.sh <outdir>...   (one outdir per configuration)
+# usage: verdict.sh <outdir>...   (one outdir per tree and configuration)
 #
 # Each outdir holds host.tap (host-side checks) and, for a configuration
 # that booted, results.tap (guest TAP/KTAP between "## suite" and "## exit"
@@ -22,7 +22,8 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
 for out in "$@"; do
-	cfg=$(basename "$out")
+	# build/<tree>/results/<config>: tests are named <tree>/<config>/...
+	cfg=$(basename "$(dirname "$(dirname "$out")")")/$(basename "$out")
 	guest=0
 	[ -f "$out/results.tap" ] && guest=1
 	{

@@ -35,7 +35,7 @@ tap_result $twin_rc "its twin using only exported symbols builds"
 
 # Nothing the series adds may look at what the client is called.
 names='get_mm_exe_file|get_task_exe_file|get_task_comm|->comm\b|proc_pid_cmdline|exe_file'
-grep -hE '^\+' "$repo"/patches/0*.patch | grep -v '^+++' | grep -E "$names" > "$scratch/names.log"
+grep -hE '^\+' "$repo"/patches/$TREE/0*.patch | grep -v '^+++' | grep -E "$names" > "$scratch/names.log"
 [ ! -s "$scratch/names.log" ]; tap_result $? "the series adds no code that reads a process name or executable"
 sed 's/^/# /' "$scratch/names.log"
 

@@ -6,14 +6,14 @@
 set -u
 src=$(cd "${1:?usage: series.sh srcdir}" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$repo/patches/series")
+patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$repo/patches/$TREE/series")
 docs=$(git -C "$src" diff --name-only pristine HEAD -- '*.c' '*.h')
 . "$repo/tests/tap.sh"
 
 # New files (tests, the cursor model) only make checkpatch ask whether
 # MAINTAINERS needs updating; it does not if an entry already covers them,
 # which is checked below instead of the warning.
-new_files=$(sed -n 's|^+++ b/||p' "$repo"/patches/0*.patch | sort -u | while read -r f; do
+new_files=$(sed -n 's|^+++ b/||p' "$repo"/patches/$TREE/0*.patch | sort -u | while read -r f; do
 	[ -e "$src/$f" ] && ! git -C "$src" cat-file -e "pristine:$f" 2>/dev/null && echo "$f"
 done)
 
@@ -30,7 +30,7 @@ for p in $patches; do
 	# history, so checkpatch cannot look up the id of a Fixes: tag.
 	out=$(cd "$src" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict -q \
 		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID \
-		"$repo/patches/$p" 2>&1)
+		"$repo/patches/$TREE/$p" 2>&1)
 	tap_result $? "checkpatch --strict: $p"
 	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
 done
