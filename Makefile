@@ -5,7 +5,7 @@
 #   make bench  what the series costs against the unpatched kernel, same
 #               configuration, booted alternately (figures, not a verdict)
 # TREES=6.12 or TREES=6.1 for one tree; CONFIGS=base for one configuration.
-TREES ?= 6.1
+TREES ?= 6.12 6.1
 export TREES
 
 demo:

@@ -1,9 +1,10 @@
 #!/bin/sh
-# make test: from nothing to a verdict. For each configuration given
-# (default: base debug amd i386), build the patched kernel, the guest tests and an
-# initramfs, boot it in QEMU, run the host-side checks, then print every test
-# by name and "N passed, N failed" last. Exits non-zero on any failure.
-# i386 has no user space: bench/i386.sh builds it and runs its KUnit suites.
+# make test: from nothing to a verdict. For each tree and each of its
+# configurations (configs_of in lib.sh), build the patched kernel, the guest
+# tests and an initramfs, boot it in QEMU, run the host-side checks, then
+# print every test by name and "N passed, N failed" last. Exits non-zero on
+# any failure. i386 has no user space: bench/i386.sh builds it and runs its
+# KUnit suites. "patches" builds every patch of the series on its own.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -12,11 +13,11 @@ set -eu
 # verdict over all of them at the end.
 if [ -z "${TEST_ONE_TREE:-}" ]; then
 	outs=""
-	for t in ${TREES:-6.1}; do
+	for t in ${TREES:-6.12 6.1}; do
 		TREE=$t TEST_ONE_TREE=1 "$0" "$@" || die "tree $t: the bench itself failed"
 		outs="$outs $(cat "$REPO/build/$t/results/outs")"
 	done
-	say "total $(elapsed) s"
+	printf '[bench] all trees done in %s s\n' "$(elapsed)" >&2
 	# shellcheck disable=SC2086
 	exec "$REPO/bench/verdict.sh" $outs
 fi
@@ -43,6 +44,8 @@ rm -rf "$series_out" && mkdir -p "$series_out"
 
 outs=$series_out
 for cfg in $configs; do
+	# "patches" is not a kernel configuration: the walk below.
+	[ "$cfg" = patches ] && continue
 	out=$BUILD/results/$cfg
 	rm -rf "$out"
 	mkdir -p "$out"
@@ -66,9 +69,11 @@ for cfg in $configs; do
 	fi
 done
 
-# Each patch on its own, once the tip is built (the walk starts from it).
+# Each patch on its own, once the tip is built as base (the walk starts
+# from its objects).
 case " $configs " in
-*" base "*)
+*" patches "*)
+	"$REPO/bench/kernel.sh" base
 	t=$(elapsed)
 	host_suite host:patch-builds "$REPO/tests/host/patch-builds.sh" >> "$series_out/host.tap"
 	say "every patch built in $(( $(elapsed) - t )) s"

@@ -81,17 +81,36 @@ for out in "$@"; do
 	if [ -f "$out/timeout" ]; then
 		echo "FAIL $cfg/guest: $(cat "$out/timeout")" >> "$tmp"
 	fi
-	if grep -Eq "$SPLATS" "$out/console.log" 2>/dev/null; then
-		first=$(grep -E -m1 "$SPLATS" "$out/console.log" | tr -d '\r' | cut -c1-160)
+	# Upstream 6.12's drm_rect_test feeds drm_rect_calc_[hv]scale() negative
+	# sizes on purpose ("negative src/dst"), and drm_calc_scale() WARNs on
+	# them: those reports, whole, are the test's, not a kernel problem. Any
+	# other report in the same console still fails the run.
+	console=$(mktemp)
+	tr -d '\r' < "$out/console.log" 2>/dev/null | awk '
+		/-+\[ cut here \]-+/ { held = $0 "\n"; inside = 1; next }
+		inside { held = held $0 "\n" }
+		inside && /---\[ end trace/ {
+			inside = 0
+			if (held ~ /WARNING: .* drm_calc_scale/ && held ~ /drm_test_rect_calc_[hv]scale/)
+				expected++
+			else
+				printf "%s", held
+			next
+		}
+		!inside { print }
+		END { if (inside) printf "%s", held }' > "$console"
+	if grep -Eq "$SPLATS" "$console"; then
+		first=$(grep -E -m1 "$SPLATS" "$console" | cut -c1-160)
 		echo "FAIL $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report (first: $first)" >> "$tmp"
 		echo "---- $cfg console, first reports ----" >&2
-		grep -E -B2 -A20 "$SPLATS" "$out/console.log" | head -80 >&2
+		grep -E -B2 -A20 "$SPLATS" "$console" | head -80 >&2
 		echo "----" >&2
-	elif [ -s "$out/console.log" ]; then
+	elif [ -s "$console" ]; then
 		echo "PASS $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report" >> "$tmp"
 	else
 		echo "FAIL $cfg/kernel-log: console log missing or empty" >> "$tmp"
 	fi
+	rm -f "$console"
 done
 
 cat "$tmp"

@@ -301,7 +301,7 @@ static void html_end(void)
 	if (!html)
 		return;
 	fputs("</table>\n<p>Produced by <code>make demo</code> (demo/kms_story.c) on the patched "
-	      "6.1 kernel in QEMU.</p></body></html>\n", html);
+	      "kernel in QEMU.</p></body></html>\n", html);
 	fclose(html);
 }
 
@@ -555,6 +555,41 @@ static void modes(bool scaled, unsigned int planes_wanted, const char *caption)
 	draw_video(&rig.overlay_fb[0][0], 1);
 }
 
+/*
+ * amdgpu's own rule since Linux 6.11 (vkms.amdgpu_cursor_rule), the same
+ * for every client and blind to where the cursor is: a scaled video needs
+ * the cursor on a pipe of its own, a video scaled in one direction only
+ * does not, whatever that does to the cursor.
+ */
+static void amdgpu_rule(bool one_axis, enum where w, const char *caption)
+{
+	struct shot sh = { one_axis ? "amdgpu 6.11 rule: video 2x tall" :
+				      "amdgpu 6.11 rule: four planes",
+			   "ChromeOS-style", NULL, NULL, caption };
+	char said[96], what[128];
+	struct scene s, meant;
+	int planes, fallback, cursor;
+
+	layout(&meant, true, !one_axis, w);
+	if (one_axis)
+		meant.overlay[0].w = VIDEO_SRC_W;
+	s = meant;
+	reset_all();
+	set_amdgpu_rule(true);
+	planes = chrome_planes(&s);
+	fallback = planes ? without_video_plane(&s) : 0;
+	cursor = legacy_cursor_to(w);
+	snprintf(said, sizeof(said), "%u planes %s%s; cursor %s", hw_planes(&meant),
+		 verdict(planes), planes ? (fallback ? ", 3 EINVAL" : ", 3 ok") : "",
+		 verdict(cursor));
+	snprintf(what, sizeof(what), "%u planes (video scaled 2x%s), legacy cursor %s",
+		 hw_planes(&meant), one_axis ? " in height only" : "", cursor_at[w].name);
+	sh.what = what;
+	sh.kernel_said = said;
+	record(&sh, &meant);
+	set_amdgpu_rule(false);
+}
+
 static void opted_in(enum where w, const char *caption)
 {
 	struct shot sh = { "the fix: opt-in", "opted-in compositor", NULL,
@@ -635,6 +670,18 @@ int main(int argc, char **argv)
 	opted_in(EDGE, "Over the video's edge the precise rule refuses the four planes for this "
 		       "cursor; the compositor composites the video for these frames and the "
 		       "cursor gets the freed pipe.");
+	if (have_amdgpu_rule()) {
+		amdgpu_rule(false, DESKTOP,
+			    "amdgpu's rule (6.11 and later) decides the cursor mode only while "
+			    "the cursor is on: the four planes pass without it. The legacy "
+			    "SetCursor that follows needs a pipe of its own (a plane is scaled, "
+			    "wherever the cursor is), none is free, and it fails: this client "
+			    "has no cursor at all.");
+		amdgpu_rule(true, INSIDE,
+			    "A video scaled in one direction only keeps the native cursor under "
+			    "amdgpu's rule (the scales must differ in both directions): the "
+			    "video pipe's copy of the arrow is stretched to twice its height.");
+	}
 	html_end();
 	reset_all();
 	set_per_pipe(false);

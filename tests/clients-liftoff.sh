@@ -11,19 +11,30 @@
 # shellcheck shell=sh
 
 LIFTOFF_PARAMS=/sys/module/vkms/parameters
-# setting name, per_pipe_cursor, protect_legacy_cursor, hw_pipes
-LIFTOFF_SETTINGS="off:0:1:4 guarded-4:1:1:4 unguarded-4:1:0:4 guarded-5:1:1:5"
+# setting name, per_pipe_cursor, protect_legacy_cursor, hw_pipes,
+# amdgpu_cursor_rule (amdgpu's own mode rule since 6.11, for comparison:
+# only kernels that offer it run that setting)
+LIFTOFF_SETTINGS="off:0:1:4:0 guarded-4:1:1:4:0 unguarded-4:1:0:4:0 guarded-5:1:1:5:0 amdgpu-4:1:1:4:1"
+[ -e $LIFTOFF_PARAMS/amdgpu_cursor_rule ] ||
+	LIFTOFF_SETTINGS=$(echo "$LIFTOFF_SETTINGS" | tr ' ' '\n' | grep -v ':1$' | tr '\n' ' ')
 # The cap column runs with this option; empty turns the cap column into a
 # second run without the cap (how the checks were shown to fail).
 LIFTOFF_CAP_OPT=--cap
 LIFTOFF_COLD="guarded-4"
 
-# liftoff_set PER_PIPE PROTECT HW_PIPES: vkms reads them at every atomic_check.
-# Read back, as a write of a bad value may be refused and leave the old one.
+# liftoff_set PER_PIPE PROTECT HW_PIPES AMDGPU_RULE: vkms reads them at every
+# atomic_check. Read back, as a write of a bad value may be refused and
+# leave the old one. A kernel without amdgpu_cursor_rule can only leave it off.
 liftoff_set() {
+	rule=$LIFTOFF_PARAMS/amdgpu_cursor_rule
 	echo "$1" > $LIFTOFF_PARAMS/per_pipe_cursor &&
 		echo "$2" > $LIFTOFF_PARAMS/protect_legacy_cursor &&
 		echo "$3" > $LIFTOFF_PARAMS/hw_pipes || return 1
+	if [ -e $rule ]; then
+		echo "$4" > $rule && [ "$(cat $rule)" = "$(echo "$4" | tr 01 NY)" ] || return 1
+	else
+		[ "$4" = 0 ] || return 1
+	fi
 	# bool parameters read back as Y/N
 	set -- "$(echo "$1" | tr 01 NY)" "$(echo "$2" | tr 01 NY)" "$3"
 	[ "$(cat $LIFTOFF_PARAMS/per_pipe_cursor)" = "$1" ] &&
@@ -73,6 +84,13 @@ liftoff_diff() {
 # its run without.
 liftoff_cmp() {
 	liftoff_diff "/tmp/liftoff-$1-on.out" "/tmp/liftoff-$1-off.out" "$2"
+}
+
+# liftoff_same_planes SETTING: with and without the cap, the same number of
+# layers on planes for every layout.
+liftoff_same_planes() {
+	liftoff_cmp "$1" -ge &&
+		liftoff_diff "/tmp/liftoff-$1-off.out" "/tmp/liftoff-$1-on.out" -ge
 }
 
 # liftoff_chain FILE: each layout after the first started from the planes
@@ -133,12 +151,14 @@ liftoff_table() {
 liftoff_suite() {
 	n_settings=$(echo "$LIFTOFF_SETTINGS" | wc -w)
 	n_cold=$(echo "$LIFTOFF_COLD" | wc -w)
-	tap_plan $((n_settings * 8 + n_cold * 6 + 5))
+	n_amdgpu=0
+	case "$LIFTOFF_SETTINGS" in *amdgpu-4*) n_amdgpu=2 ;; esac
+	tap_plan $((n_settings * 8 + n_cold * 6 + 5 + n_amdgpu))
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	for s in $LIFTOFF_SETTINGS; do
 		name=${s%%:*}
 		# shellcheck disable=SC2046
-		tap_check "vkms parameters for $name (per_pipe:protect:hw_pipes ${s#*:}) set" \
+		tap_check "vkms parameters for $name (per_pipe:protect:hw_pipes:amdgpu_rule ${s#*:}) set" \
 			liftoff_set $(echo "${s#*:}" | tr : ' ')
 		for cap in off on; do
 			opt=
@@ -175,6 +195,14 @@ liftoff_suite() {
 		liftoff_gain guarded-4 video-window+2-overlays
 	tap_check "guarded, 5 pipes: a free pipe is left, the cap changes nothing" \
 		liftoff_cmp guarded-5 -eq
+	if [ "$n_amdgpu" != 0 ]; then
+		# The mode amdgpu keeps while the cursor is off is whatever the
+		# CRTC had before, so only the layers on planes must agree.
+		tap_check "amdgpu's rule looks at no client: the cap puts the same layers on planes" \
+			liftoff_same_planes amdgpu-4
+		tap_check "4 pipes: with the cap at least as many layers on planes as under amdgpu's rule" \
+			liftoff_diff /tmp/liftoff-guarded-4-on.out /tmp/liftoff-amdgpu-4-off.out -ge
+	fi
 
 	echo "# liftoff: the runs took $(awk -v t0="$t0" '{ print $1 - t0 }' /proc/uptime) s"
 	echo "# liftoff | layout (from the one before) | setting | cap | planes | composited | mode"
@@ -193,7 +221,7 @@ liftoff_suite() {
 		sed "s|^|# $(basename "$f" .out): |" "$f"
 	done
 	# What the rest of the guest expects: the defaults.
-	liftoff_set 0 1 4
+	liftoff_set 0 1 4 0
 	tap_status
 }
 

@@ -25,10 +25,15 @@
  *   guarded      a client without it, protect_legacy_cursor=1
  *   unguarded    a client without it, protect_legacy_cursor=0
  *
- * and, for reference only, amdgpu's historical validate_overlay() rule
- * (seed 001), evaluated here in user space.
+ * and, for reference only, two rules that do not look at the client:
  *
- * usage: kms_cursor_pipes scaling | scenarios | clients | handover |
+ *   amdgpu-6.12  vkms.amdgpu_cursor_rule=1: vkms picks the mode as amdgpu_dm
+ *                does since 6.11, committed and displayed like the others
+ *                (only on kernels that offer the setting)
+ *   seed-001     amdgpu's historical validate_overlay(), evaluated here in
+ *                user space
+ *
+ * usage: kms_cursor_pipes scaling | scenarios | amdgpu_rule | clients | handover |
  *                         sweep COUNT SEED | teardown COUNT SEED |
  *                         stress OPS | wb_cleanup        [--comm NAME]
  */
@@ -52,10 +57,10 @@
 #include "kms_scene.h"
 #include "tap.h"
 
-enum policy { ATOMIC_ONLY, GUARDED, UNGUARDED, SEED_RULE, N_POLICIES };
+enum policy { ATOMIC_ONLY, GUARDED, UNGUARDED, AMDGPU_RULE, SEED_RULE, N_POLICIES };
 
 static const char *const policy_name[N_POLICIES] = {
-	"atomic-only", "guarded", "unguarded", "seed-001",
+	"atomic-only", "guarded", "unguarded", "amdgpu-6.12", "seed-001",
 };
 
 /* Short names for the tables; REF: refused, so no mode at all. */
@@ -67,7 +72,7 @@ static const char *const policy_name[N_POLICIES] = {
 static struct rig rig;
 static struct image img_pipes, img_ideal, img_scratch;
 /* The sweep's captures of what each policy's commit displays. */
-static struct image img_shown[3];
+static struct image img_shown[4];
 
 static void check_setup(int ret, const char *what)
 {
@@ -146,6 +151,7 @@ static void set_policy(int fd, enum policy p)
 {
 	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, p == ATOMIC_ONLY);
 	set_protect_legacy(p != UNGUARDED);
+	set_amdgpu_rule(p == AMDGPU_RULE);
 }
 
 /* Commits @s under policy @p; every refusal must say why in the log. */
@@ -179,6 +185,11 @@ static int reset_state(void)
 {
 	struct scene s;
 
+	/*
+	 * amdgpu's rule stays in force after a commit made under it, so that
+	 * the capture commits that follow keep its mode, as amdgpu would.
+	 */
+	set_amdgpu_rule(false);
 	scene_default(&s);
 	return scene_commit(&rig, &s, 0);
 }
@@ -201,6 +212,8 @@ static bool seed_rule_accepts(const struct scene *s)
 
 static bool verdict(const struct scene *s, enum policy p)
 {
+	if (p == AMDGPU_RULE && !have_amdgpu_rule())
+		return false;
 	return p == SEED_RULE ? seed_rule_accepts(s) : accepted(s, p);
 }
 
@@ -622,6 +635,127 @@ static void test_scenarios(void)
 	tap_ok(silent_refusals == 0,
 	       "every refusal logged a drm_dbg_atomic line with \"per-pipe cursor:\" (%u did not)",
 	       silent_refusals);
+}
+
+/* ---- amdgpu's rule against the cap ------------------------------------------ */
+
+/*
+ * The smallest states in which amdgpu_dm's cursor mode rule (6.11 and
+ * later, vkms.amdgpu_cursor_rule=1) displays a wrong cursor, and the states
+ * in which it refuses what the capability's precise rule accepts, each
+ * committed from the primary plane alone, then, for @moved, after moving
+ * overlay 0 to @moved_x in a second commit that changes nothing else.
+ * amdgpu's mode is @amdgpu (REF: refused) and its picture right or not;
+ * the atomic-only client always sees the ideal picture, in mode @cap.
+ */
+struct rule_case {
+	const char *name;
+	struct plane_cfg overlay[SCENE_MAX_OVERLAYS];
+	struct cursor_cfg cursor;
+	unsigned int hw_pipes;
+	bool moved;
+	int moved_x;
+	enum cursor_mode amdgpu, cap;
+	bool amdgpu_right;
+};
+
+#define FULL_ON_TOP OVERLAY(false, 0, 0, SCENE_W, SCENE_H, SCENE_W, SCENE_H, 2)
+
+static const struct rule_case rule_cases[] = {
+	{ "scaled 2x in both directions, cursor over it", .overlay = { VIDEO },
+	  .cursor = CURSOR(100, 60, 32, 32), .amdgpu = DED, .amdgpu_right = true, .cap = DED },
+	{ "scaled 2x in height only, cursor over it",
+	  .overlay = { OVERLAY(false, 60, 40, 120, 80, 120, 40, 1) },
+	  .cursor = CURSOR(100, 60, 32, 32), .amdgpu = NAT, .amdgpu_right = false, .cap = DED },
+	{ "scaled 2x in width only, cursor straddling its edge",
+	  .overlay = { OVERLAY(false, 60, 40, 120, 80, 60, 80, 1) },
+	  .cursor = CURSOR(170, 70, 32, 32), .amdgpu = NAT, .amdgpu_right = false, .cap = DED },
+	{ "translucent overlay over an opaque one, cursor in both",
+	  .overlay = { OPAQUE_LOW, TRANSLUCENT_HIGH }, .cursor = CURSOR(70, 50, 16, 16),
+	  .amdgpu = NAT, .amdgpu_right = false, .cap = DED },
+	{ "a full-screen overlay moved off a scaled one: the mode is kept",
+	  .overlay = { VIDEO, FULL_ON_TOP }, .cursor = CURSOR(100, 60, 32, 32),
+	  .moved = true, .moved_x = SCENE_W / 2, .amdgpu = NAT, .amdgpu_right = false,
+	  .cap = DED },
+	{ "all four pipes: scaled video, cursor away from it",
+	  .overlay = { VIDEO, CORNER_TOP, CORNER_BOTTOM }, .cursor = CURSOR(200, 10, 32, 32),
+	  .amdgpu = REF, .cap = NAT },
+	{ "all four pipes: unscaled overlays, cursor across them",
+	  .overlay = { UNSCALED, CORNER_TOP, CORNER_BOTTOM }, .cursor = CURSOR(30, 20, 32, 32),
+	  .amdgpu = NAT, .amdgpu_right = true, .cap = NAT },
+};
+
+/* Commits @s as the policy @p from the primary alone, then moves overlay 0. */
+static int rule_commit(const struct rule_case *c, const struct scene *s, enum policy p)
+{
+	struct scene moved = *s;
+	int ret;
+
+	reset_state();
+	ret = commit_as(s, p, 0);
+	if (ret || !c->moved)
+		return ret;
+	moved.overlay[1].x = c->moved_x;
+	return commit_as(&moved, p, 0);
+}
+
+static void test_amdgpu_rule(void)
+{
+	const int per_case = 3;
+	unsigned int amdgpu_wrong = 0;
+
+	tap_plan(ARRAY_SIZE(rule_cases) * per_case + 1);
+	if (!have_amdgpu_rule()) {
+		for (size_t i = 0; i < ARRAY_SIZE(rule_cases) * per_case + 1; i++)
+			tap_skip("the kernel has no vkms.amdgpu_cursor_rule", "amdgpu rule: %s",
+				 rule_cases[i / per_case % ARRAY_SIZE(rule_cases)].name);
+		return;
+	}
+	silent_refusals = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(rule_cases); i++) {
+		const struct rule_case *c = &rule_cases[i];
+		struct cursor_state cs = { .mode = CURSOR_MODES };
+		struct scene s;
+		long diff;
+		int ret;
+
+		scene_default(&s);
+		for (int j = 0; j < SCENE_MAX_OVERLAYS; j++)
+			if (c->overlay[j].on)
+				s.overlay[j] = c->overlay[j];
+		s.cursor = c->cursor;
+		hw_pipes(c->hw_pipes ? c->hw_pipes : HW_PIPES_DEFAULT);
+
+		ret = rule_commit(c, &s, AMDGPU_RULE);
+		if (c->amdgpu == REF) {
+			tap_ok(ret == -EINVAL, "amdgpu rule: %s: refused (%s)", c->name,
+			       strerror(-ret));
+			set_policy(rig.fd, AMDGPU_RULE);
+			kmsg_mark();
+			ret = scene_commit(&rig, &s, DRM_MODE_ATOMIC_TEST_ONLY);
+			tap_ok(ret == -EINVAL && kmsg_seen("per-pipe cursor: amdgpu rule:", NULL),
+			       "amdgpu rule: %s: the refusal says why", c->name);
+		} else {
+			diff = ret ? -1 : displayed_diff(&cs);
+			tap_ok(ret == 0 && cs.mode == c->amdgpu,
+			       "amdgpu rule: %s: accepted, cursor %s (%s, cursor %s)", c->name,
+			       cursor_mode_name(c->amdgpu), strerror(-ret), cursor_mode_name(cs.mode));
+			tap_ok(ret == 0 && (diff == 0) == c->amdgpu_right,
+			       "amdgpu rule: %s: displayed %s (%ld pixels differ)", c->name,
+			       c->amdgpu_right ? "right" : "wrong", diff);
+			amdgpu_wrong += ret == 0 && diff != 0;
+		}
+
+		ret = rule_commit(c, &s, ATOMIC_ONLY);
+		tap_ok(ret == 0 && look(c->cap),
+		       "amdgpu rule: %s: the atomic-only client gets cursor %s, displayed right (%s)",
+		       c->name, cursor_mode_name(c->cap), ret ? strerror(-ret) : seen);
+	}
+	hw_pipes(HW_PIPES_DEFAULT);
+	reset_state();
+	tap_ok(silent_refusals == 0,
+	       "amdgpu rule: every refusal logged a \"per-pipe cursor:\" line (%u did not; %u states shown wrong)",
+	       silent_refusals, amdgpu_wrong);
 }
 
 /* ---- clients -------------------------------------------------------------- */
@@ -1189,15 +1323,20 @@ static bool mode_allowed(const struct cursor_state *cs, unsigned int planes, uns
 
 static void test_sweep(unsigned int count, uint32_t seed)
 {
-	static const enum policy order[] = { GUARDED, ATOMIC_ONLY, UNGUARDED };
+	static const enum policy order[] = { GUARDED, ATOMIC_ONLY, UNGUARDED, AMDGPU_RULE };
+	const bool amdgpu = have_amdgpu_rule();
 	struct counts c[N_POLICIES] = { };
+	/* States amdgpu's rule shows right that the cap does not get. */
+	unsigned long cap_misses_amdgpu = 0;
+	unsigned int smallest_wrong = ~0u;
+	char smallest_desc[640] = "";
 	unsigned long artifacts = 0, invalid = 0, runs = 0;
 	unsigned long guard_mismatch = 0, unguarded_mismatch = 0;
 	const unsigned int pipes = HW_PIPES_DEFAULT;
 	time_t start = time(NULL);
 	char desc[512];
 
-	tap_plan(13);
+	tap_plan(16);
 	hw_pipes(pipes);
 	rnd_state = seed ? seed : 1;
 	tap_diag("sweep: %u configurations, seed %u, %dx%d, hw_pipes %u", count, seed,
@@ -1233,6 +1372,13 @@ static void test_sweep(unsigned int count, uint32_t seed)
 
 			if (!ok[p])
 				continue;
+			/*
+			 * amdgpu keeps the CRTC's cursor mode while no plane is
+			 * enabled, disabled, rescaled or reformatted: decide from
+			 * the primary alone, as its verdict did.
+			 */
+			if (p == AMDGPU_RULE)
+				reset_state();
 			if (commit_as(&s, p, 0)) {
 				c[p].disagree++;
 				state_diag("%s: TEST_ONLY accepted, the commit did not: %s",
@@ -1292,6 +1438,21 @@ static void test_sweep(unsigned int count, uint32_t seed)
 			k->mode[cs[p].mode]++;
 			k->wrong += !right;
 			k->displayable_shown += right && displayable;
+			if (p == AMDGPU_RULE) {
+				unsigned int size = planes * 100000 + s.cursor.w * s.cursor.h;
+
+				if (!right && size < smallest_wrong) {
+					smallest_wrong = size;
+					snprintf(smallest_desc, sizeof(smallest_desc),
+						 "cursor %s, %u of %u pipes: %s",
+						 cursor_mode_name(cs[p].mode), cs[p].pipes_used,
+						 cs[p].hw_pipes, desc);
+				}
+				if (!right && !shown[p])
+					state_diag("amdgpu-6.12 displays a state wrong, cursor %s: %s",
+						   cursor_mode_name(cs[p].mode), desc);
+				continue;
+			}
 			if (!mode_allowed(&cs[p], planes, pipes, diff == 0)) {
 				k->bad_mode++;
 				state_diag("%s: cursor %s, %u of %u pipes, legacy_safe %d for %u planes, native %s: %s",
@@ -1317,6 +1478,11 @@ static void test_sweep(unsigned int count, uint32_t seed)
 				   ok[ATOMIC_ONLY] && cs[ATOMIC_ONLY].legacy_safe, desc);
 		}
 		unguarded_mismatch += ok[UNGUARDED] != ok[ATOMIC_ONLY];
+		if (committed[AMDGPU_RULE] && !shown[AMDGPU_RULE] && !ok[ATOMIC_ONLY] &&
+		    image_diff(&img_shown[image[AMDGPU_RULE]], &img_ideal, NULL, NULL) == 0) {
+			cap_misses_amdgpu++;
+			state_diag("amdgpu-6.12 shows it right, atomic-only refuses it: %s", desc);
+		}
 	}
 	reset_state();
 
@@ -1333,6 +1499,10 @@ static void test_sweep(unsigned int count, uint32_t seed)
 		const struct counts *k = &c[p];
 		char modes[32];
 
+		if (p == AMDGPU_RULE && !amdgpu) {
+			tap_diag("%-12s (not offered by this kernel)", policy_name[p]);
+			continue;
+		}
 		if (p == SEED_RULE)
 			snprintf(modes, sizeof(modes), "%6s %7s %6s", "-", "-", "-");
 		else
@@ -1354,6 +1524,27 @@ static void test_sweep(unsigned int count, uint32_t seed)
 		       policy_name[p], c[p].disagree, c[p].bad_mode);
 	tap_ok(artifacts > 0, "sweep: with validation off the oracle finds artifacts (%lu)",
 	       artifacts);
+	if (amdgpu) {
+		const struct counts *a = &c[AMDGPU_RULE], *o = &c[ATOMIC_ONLY];
+		unsigned long a_acc = a->accepted_clean + a->accepted_artifact;
+		unsigned long o_acc = o->accepted_clean + o->accepted_artifact;
+
+		if (smallest_wrong != ~0u)
+			tap_diag("amdgpu-6.12: smallest state shown wrong: %s", smallest_desc);
+		tap_ok(a->mode[CURSOR_NATIVE] && a->mode[CURSOR_DEDICATED],
+		       "sweep: amdgpu's rule is in force: it chose native (%lu) and overlay (%lu) modes",
+		       a->mode[CURSOR_NATIVE], a->mode[CURSOR_DEDICATED]);
+		tap_ok(cap_misses_amdgpu == 0,
+		       "sweep: atomic-only accepts every state amdgpu's rule shows right (%lu not)",
+		       cap_misses_amdgpu);
+		tap_ok(o_acc - o->wrong > a_acc - a->wrong,
+		       "sweep: atomic-only shows more states right than amdgpu's rule (%lu > %lu)",
+		       o_acc - o->wrong, a_acc - a->wrong);
+	} else {
+		for (int i = 0; i < 3; i++)
+			tap_skip("the kernel has no vkms.amdgpu_cursor_rule",
+				 "sweep: comparison %d with amdgpu's rule", i + 1);
+	}
 	tap_ok(recall(&c[ATOMIC_ONLY]) >= 99.0,
 	       "sweep: atomic-only recall is at least 99%% (%.2f%%)", recall(&c[ATOMIC_ONLY]));
 	tap_ok(recall_displayable(&c[ATOMIC_ONLY]) >= 99.0,
@@ -1900,7 +2091,8 @@ int main(int argc, char **argv)
 	check_setup(kmsg_open() ?: drm_debug_enable(0x10), "/dev/kmsg and drm.debug");
 	check_setup(image_alloc(&img_pipes) ?: image_alloc(&img_ideal) ?:
 		    image_alloc(&img_scratch) ?: image_alloc(&img_shown[0]) ?:
-		    image_alloc(&img_shown[1]) ?: image_alloc(&img_shown[2]), "images");
+		    image_alloc(&img_shown[1]) ?: image_alloc(&img_shown[2]) ?:
+		    image_alloc(&img_shown[3]), "images");
 	check_setup(set_per_pipe(true), "per_pipe_cursor parameter");
 	check_setup(set_skip_validation(&rig, false), "debugfs switch");
 	/* Whatever an earlier suite left: the default pipe budget. */
@@ -1910,6 +2102,8 @@ int main(int argc, char **argv)
 		test_scaling();
 	else if (strcmp(what, "scenarios") == 0)
 		test_scenarios();
+	else if (strcmp(what, "amdgpu_rule") == 0)
+		test_amdgpu_rule();
 	else if (strcmp(what, "clients") == 0)
 		test_clients();
 	else if (strcmp(what, "handover") == 0)
@@ -1923,7 +2117,7 @@ int main(int argc, char **argv)
 	else if (strcmp(what, "wb_cleanup") == 0)
 		test_wb_cleanup();
 	else {
-		fprintf(stderr, "usage: %s scaling|scenarios|clients|handover|sweep N SEED|teardown N SEED|stress OPS|wb_cleanup\n",
+		fprintf(stderr, "usage: %s scaling|scenarios|amdgpu_rule|clients|handover|sweep N SEED|teardown N SEED|stress OPS|wb_cleanup\n",
 			argv[0]);
 		return 2;
 	}
@@ -1933,7 +2127,7 @@ int main(int argc, char **argv)
 	image_free(&img_pipes);
 	image_free(&img_ideal);
 	image_free(&img_scratch);
-	for (int i = 0; i < 3; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(img_shown); i++)
 		image_free(&img_shown[i]);
 	rig_close(&rig);
 	return tap_exit_status();

@@ -29,6 +29,21 @@ int set_protect_legacy(bool on)
 	return kms_write_file("/sys/module/vkms/parameters/protect_legacy_cursor", on ? "1" : "0");
 }
 
+#define AMDGPU_RULE_PARAM "/sys/module/vkms/parameters/amdgpu_cursor_rule"
+
+bool have_amdgpu_rule(void)
+{
+	return access(AMDGPU_RULE_PARAM, W_OK) == 0;
+}
+
+int set_amdgpu_rule(bool on)
+{
+	/* Kernels without the setting have nothing to turn off. */
+	if (!on && !have_amdgpu_rule())
+		return 0;
+	return kms_write_file(AMDGPU_RULE_PARAM, on ? "1" : "0");
+}
+
 int set_hw_pipes(unsigned int pipes)
 {
 	char value[16];

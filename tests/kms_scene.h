@@ -94,6 +94,13 @@ int set_protect_legacy(bool on);
 /* Hardware pipes of the emulated display engine; the default is 4. */
 #define HW_PIPES_DEFAULT 4
 int set_hw_pipes(unsigned int pipes);
+/*
+ * vkms.amdgpu_cursor_rule: vkms chooses the cursor mode as amdgpu_dm does
+ * since Linux 6.11 (dm_crtc_get_cursor_mode()), for every client alike.
+ * Only kernels that offer it have it: the 6.12 series.
+ */
+bool have_amdgpu_rule(void);
+int set_amdgpu_rule(bool on);
 int set_skip_validation(struct rig *b, bool on);
 
 /* How vkms draws the cursor of the current CRTC state (debugfs). */

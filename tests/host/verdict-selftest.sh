@@ -35,7 +35,7 @@ good='## suite s\r\n1..2\r\nok 1 - a\r\nok 2 - b\r\n## exit s 0\r\n## done\r\n'
 log='[    0.1] Linux version 6.1\n'
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..10"
 expect 0 "clean run passes" "$good" "$log"
 expect 1 "a failing test fails the run" \
 	'## suite s\n1..2\nok 1 - a\nnot ok 2 - b\n## exit s 1\n## done\n' "$log"
@@ -49,4 +49,9 @@ expect 1 "a KASAN report fails the run" "$good" \
 expect 1 "a lockdep report fails the run" "$good" \
 	"$log[    2.0] WARNING: possible circular locking dependency detected\n"
 expect 1 "an empty console log fails the run" "$good" ""
+rect_warn='[ 5.0] ------------[ cut here ]------------\n[ 5.0] WARNING: CPU: 0 PID: 1 at drivers/gpu/drm/drm_rect.c:137 drm_calc_scale+0x8/0x2a\n[ 5.0] Call Trace:\n[ 5.0]  ? drm_rect_calc_hscale+0x20/0x39\n'
+expect 0 "drm_rect_test's own negative-size WARN (upstream 6.12) passes" "$good" \
+	"$log${rect_warn}[ 5.0]  ? drm_test_rect_calc_hscale+0x24/0x7d [drm_rect_test]\n[ 5.0] ---[ end trace 0000000000000000 ]---\n"
+expect 1 "the same WARN from anywhere else fails the run" "$good" \
+	"$log${rect_warn}[ 5.0]  ? vkms_plane_atomic_check+0x24/0x7d [vkms]\n[ 5.0] ---[ end trace 0000000000000000 ]---\n"
 [ $failed -eq 0 ]
