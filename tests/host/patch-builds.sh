@@ -41,7 +41,7 @@ for c in $commits; do
 	n=$((n + 1))
 	subject=$(git -C "$SRC" log -1 --format=%s "$c")
 	if [ "$c" = "$tip" ]; then
-		tap_result 0 "patch $n builds: the tip, built as base, debug, i386 and amd: $subject"
+		tap_result 0 "patch $n builds: the tip, which this run built in each of its configurations: $subject"
 		continue
 	fi
 	git -C "$SRC" checkout -q --detach "$c" || { tap_result 1 "patch $n: checkout"; continue; }
