@@ -19,14 +19,20 @@ suite() {
 # KUnit suites the project needs, as modules so that only these run.
 KUNIT_MODULES="drm_rect_test drm_cursor_pipes_test vkms_composer_test"
 
-kunit_module() {
-	modprobe "$1" || { echo "## suite kunit:$1"; echo "## exit kunit:$1 1"; return; }
+# kunit_results: every KUnit suite the loaded modules ran, framed.
+kunit_results() {
 	for dir in /sys/kernel/debug/kunit/*/; do
+		[ -f "$dir/results" ] || continue
 		s=$(basename "$dir")
 		echo "## suite kunit:$s"
 		cat "$dir/results"
 		echo "## exit kunit:$s 0"
 	done
+}
+
+kunit_module() {
+	modprobe "$1" || { echo "## suite kunit:$1"; echo "## exit kunit:$1 1"; return; }
+	kunit_results
 	rmmod "$1"
 }
 
@@ -125,13 +131,7 @@ amdgpu_load() {
 # kunit_module, collected while the module is loaded.
 amdgpu_kunit() {
 	modprobe amdgpu || { echo "## suite kunit:amdgpu"; echo "## exit kunit:amdgpu 1"; return; }
-	for dir in /sys/kernel/debug/kunit/*/; do
-		[ -f "$dir/results" ] || continue
-		s=$(basename "$dir")
-		echo "## suite kunit:$s"
-		cat "$dir/results"
-		echo "## exit kunit:$s 0"
-	done
+	kunit_results
 	rmmod amdgpu
 }
 
