@@ -319,7 +319,7 @@ int scene_commit(struct rig *b, const struct scene *s, uint32_t flags)
 		return -ENOMEM;
 	ret = build(b, req, s);
 	if (!ret)
-		ret = kms_commit(b->fd, req, flags);
+		ret = (b->commit ?: kms_commit)(b->fd, req, flags);
 	drmModeAtomicFree(req);
 	return ret;
 }
@@ -341,10 +341,16 @@ int scene_capture(struct rig *b, const struct scene *s, struct image *out)
 	ret |= rig_add(b, req, b->wb_connector, DRM_MODE_OBJECT_CONNECTOR,
 		       "WRITEBACK_OUT_FENCE_PTR", (uint64_t)(uintptr_t)&fence);
 	if (!ret)
-		ret = kms_commit(b->fd, req, 0);
+		ret = (b->commit ?: kms_commit)(b->fd, req, 0);
 	drmModeAtomicFree(req);
-	if (ret)
+	if (ret) {
+		/* A refused job must not have installed its fence. */
+		if (fence >= 0) {
+			close(fence);
+			return -EBADFD;
+		}
 		return ret;
+	}
 	if (fence >= 0) {
 		struct pollfd pfd = { .fd = fence, .events = POLLIN };
 

@@ -57,6 +57,11 @@ struct rig {
 	struct kms_fb wb_fb;
 	char debugfs[64];
 	const struct rig *main;	/* a second client: whose patterns to copy */
+	/*
+	 * What scene_commit() and scene_capture() commit with, if not
+	 * kms_commit(): kms_fault arms its allocation failures in there.
+	 */
+	int (*commit)(int fd, drmModeAtomicReqPtr req, uint32_t flags);
 	/* Property ids by object and name, looked up once (kms_scene.c). */
 	struct { uint32_t obj; const char *name; uint32_t id; } props[128];
 	unsigned int n_props;

@@ -175,6 +175,33 @@ if [ "${BENCH_CONFIG:-}" = debug ]; then
 	TEARDOWN=${BENCH_TEARDOWN:-25}
 fi
 
+# Allocation failures injected into every operation the series touches,
+# then a kmemleak scan (debug configuration: FAILSLAB, fail-nth, kmemleak).
+KMEMLEAK=/sys/kernel/debug/kmemleak
+fault_injection() {
+	# What boot left unreferenced is not this suite's: reported and
+	# cleared before it starts.
+	echo scan > $KMEMLEAK && echo clear > $KMEMLEAK
+	run_tap /tmp/fault.tap /tests/kms_fault
+}
+
+kmemleak_after() {
+	tap_plan 2
+	tap_check "kmemleak is active" test -w $KMEMLEAK
+	# kmemleak reports nothing younger than 5 s.
+	sleep 6
+	echo scan > $KMEMLEAK
+	cat $KMEMLEAK > /tmp/kmemleak.txt
+	head -80 /tmp/kmemleak.txt | sed 's/^/# /'
+	tap_check "kmemleak found no leak after the fault injection" test ! -s /tmp/kmemleak.txt
+	tap_status
+}
+
+if [ "${BENCH_CONFIG:-}" = debug ]; then
+	suite fault fault_injection
+	suite fault:kmemleak kmemleak_after
+fi
+
 # cursor_suite NAME [ARGS]: one suite of kms_cursor_pipes.
 cursor_suite() {
 	suite "cursor:$1" run_tap "/tmp/cursor-$1.tap" /tests/kms_cursor_pipes "$@"

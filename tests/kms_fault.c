@@ -1,0 +1,787 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kms_fault: the operations the series touches, each run with its 1st,
+ * 2nd, ... kernel allocation failed until it runs without reaching the
+ * failure (/proc/thread-self/fail-nth, FAILSLAB and FAIL_PAGE_ALLOC).
+ *
+ * Every operation starts from a state its preparation commits without any
+ * failure. After each injected run:
+ *   - the call returned 0 or -ENOMEM, nothing else;
+ *   - the kernel logged no WARNING, BUG, KASAN or lockdep report;
+ *   - the state read back (every property of the CRTC and its planes, and
+ *     vkms' cursor state) is the state before the call if it failed, and
+ *     the state an undisturbed run of the call leaves if it succeeded;
+ *   - the frame read back through writeback is the one that state shows
+ *     in the undisturbed runs;
+ *   - the next ordinary commit succeeds.
+ * An operation that reached no injection point fails: the injection would
+ * be blind there.
+ *
+ * The kernel's own plane-disabling commits after RMFB and close run in
+ * system_wq (drm_mode_rmfb_work_fn), where this task's fail-nth does not
+ * reach: for those operations the points are what the task itself
+ * allocates, and the commit's check is exercised by the client-made
+ * disable-only commit of the same planes.
+ *
+ * usage: kms_fault [--max-points N]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+
+#include "kms_scene.h"
+#include "tap.h"
+
+/* Checks per operation, in the order run_op() reports them. */
+#define CHECKS_PER_OP 6
+#define MAX_OBJS (2 + SCENE_MAX_OVERLAYS + 1)
+#define MAX_PROPS 32
+
+enum policy { CAP, GUARDED, UNGUARDED, AMDGPU, PLANE };
+
+static const char *const policy_name[] = {
+	[CAP] = "cap", [GUARDED] = "guarded", [UNGUARDED] = "unguarded",
+	[AMDGPU] = "amdgpu-rule", [PLANE] = "emulation-off",
+};
+
+static struct rig rig;
+static int fail_nth_fd = -1;
+static int kmsg_fd = -1;
+static char card_path[64];
+
+/* The second client of the close operation and the framebuffer RMFB removes. */
+static int client_fd = -1;
+static struct kms_fb client_fb, doomed_fb;
+
+struct snapshot {
+	unsigned int n_objs;
+	struct {
+		uint32_t id;
+		unsigned int n;
+		uint32_t prop[MAX_PROPS];
+		uint64_t value[MAX_PROPS];
+	} obj[MAX_OBJS];
+	struct cursor_state cs;
+	int cs_ret;
+	struct image frame;
+	int frame_ret;
+};
+
+struct op {
+	const char *name;
+	enum policy policy;
+	/* The state the operation starts from, committed without failures. */
+	int (*prepare)(const struct op *op);
+	/* The operation itself: system calls only, no user-space allocation. */
+	int (*run)(const struct op *op);
+	/* Puts back what run() took (master, files); never injected. */
+	void (*after)(const struct op *op);
+	struct scene scene;
+	/* What prepare_scene() commits, if not @scene. */
+	const struct scene *from;
+	uint32_t flags;
+	unsigned int hw_pipes;
+	/* The cursor mode an undisturbed run must leave, or CURSOR_MODES: any. */
+	enum cursor_mode expect_mode;
+};
+
+/* Per-operation results; the injection counts go into diagnostics. */
+struct result {
+	unsigned int points, failed_calls, succeeded_injected;
+	unsigned int bad_errno, splats, state_changed, wrong_state, wrong_frame;
+	unsigned int next_commit_failed, prepare_drift;
+	int first_bad_errno;
+	enum cursor_mode mode;
+};
+
+static unsigned int max_points = 400;
+static unsigned long total_points;
+
+/* ---- fault injection ----------------------------------------------------- */
+
+static int write_str(const char *path, const char *value)
+{
+	int ret = kms_write_file(path, value);
+
+	if (ret)
+		tap_diag("writing %s to %s failed: %s", value, path, strerror(-ret));
+	return ret;
+}
+
+/*
+ * The defaults spare the allocations a DRM ioctl makes (GFP_KERNEL may
+ * sleep, order-0 pages) and log a stack for each failure: off with both.
+ */
+static int injection_setup(void)
+{
+	static const char *const files[][2] = {
+		{ "/sys/kernel/debug/failslab/ignore-gfp-wait", "N" },
+		{ "/sys/kernel/debug/failslab/verbose", "0" },
+		{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N" },
+		{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem", "N" },
+		{ "/sys/kernel/debug/fail_page_alloc/min-order", "0" },
+		{ "/sys/kernel/debug/fail_page_alloc/verbose", "0" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		if (write_str(files[i][0], files[i][1]))
+			return -ENOENT;
+	fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	return fail_nth_fd < 0 ? -errno : 0;
+}
+
+/* Fails the @nth allocation from here on, in this thread. */
+static void arm(unsigned int nth)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", nth);
+
+	if (pwrite(fail_nth_fd, buf, len, 0) != len)
+		abort();
+}
+
+/* True if the armed failure was injected; leaves nothing armed. */
+static bool disarm(void)
+{
+	char buf[16] = "";
+	ssize_t n = pread(fail_nth_fd, buf, sizeof(buf) - 1, 0);
+
+	if (pwrite(fail_nth_fd, "0", 1, 0) != 1 || n <= 0)
+		abort();
+	return atoi(buf) == 0;
+}
+
+/* Set while an operation runs: the commits it makes are the ones to fail. */
+static unsigned int armed_nth;
+
+static int armed_commit(int fd, drmModeAtomicReqPtr req, uint32_t flags)
+{
+	int ret;
+
+	if (armed_nth)
+		arm(armed_nth);
+	ret = drmModeAtomicCommit(fd, req, flags, NULL) ? -errno : 0;
+	armed_nth = 0;
+	return ret;
+}
+
+/* ---- the kernel log ------------------------------------------------------ */
+
+static const char *const splat_words[] = {
+	"WARNING:", "BUG:", "KASAN", "UBSAN", "Oops", "circular locking",
+	"inconsistent lock state", "lock held when returning", "INFO: task",
+	"general protection", "kmemleak",
+};
+
+/* The first report the kernel logged since the last call, copied to @buf. */
+static bool kmsg_splat(char *buf, size_t len)
+{
+	char rec[8192];
+	bool found = false;
+
+	for (;;) {
+		ssize_t n = read(kmsg_fd, rec, sizeof(rec) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		for (size_t i = 0; i < ARRAY_SIZE(splat_words) && !found; i++) {
+			if (strstr(rec, splat_words[i])) {
+				snprintf(buf, len, "%.200s",
+					 strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
+				buf[strcspn(buf, "\n")] = '\0';
+				found = true;
+			}
+		}
+	}
+	return found;
+}
+
+/* ---- state and frame ----------------------------------------------------- */
+
+/*
+ * Framebuffer ids the kernel makes itself (the legacy cursor's) differ on
+ * every call: compare those by size and format.
+ */
+static uint64_t fb_key(uint32_t fb_id)
+{
+	const struct kms_fb *own[] = {
+		&rig.primary_fb, &rig.cursor_fb, &client_fb, &doomed_fb,
+		&rig.overlay_fb[0][0], &rig.overlay_fb[0][1], &rig.overlay_fb[1][0],
+		&rig.overlay_fb[1][1], &rig.overlay_fb[2][0], &rig.overlay_fb[2][1],
+	};
+	drmModeFB2Ptr fb;
+	uint64_t key;
+
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+		if (fb_id && own[i]->fb_id == fb_id)
+			return i + 1;
+	if (!fb_id)
+		return 0;
+	fb = drmModeGetFB2(rig.fd, fb_id);
+	if (!fb)
+		return ~0ull;
+	key = 1ull << 63 | (uint64_t)fb->pixel_format << 32 | fb->width << 16 | fb->height;
+	for (int i = 0; i < 4; i++)
+		if (fb->handles[i] && (i == 0 || fb->handles[i] != fb->handles[0]))
+			drmCloseBufferHandle(rig.fd, fb->handles[i]);
+	drmModeFreeFB2(fb);
+	return key;
+}
+
+static void read_props(struct snapshot *s, uint32_t id, uint32_t type)
+{
+	drmModeObjectPropertiesPtr props = drmModeObjectGetProperties(rig.fd, id, type);
+	unsigned int i = s->n_objs++;
+
+	s->obj[i].id = id;
+	s->obj[i].n = 0;
+	if (!props)
+		return;
+	for (uint32_t p = 0; p < props->count_props && p < MAX_PROPS; p++) {
+		drmModePropertyPtr prop = drmModeGetProperty(rig.fd, props->props[p]);
+		uint64_t v = props->prop_values[p];
+
+		if (prop && strcmp(prop->name, "FB_ID") == 0)
+			v = fb_key(v);
+		drmModeFreeProperty(prop);
+		s->obj[i].prop[p] = props->props[p];
+		s->obj[i].value[p] = v;
+		s->obj[i].n++;
+	}
+	drmModeFreeObjectProperties(props);
+}
+
+/* Properties and cursor state only: reading them commits nothing. */
+static void snapshot_state(struct snapshot *s)
+{
+	s->n_objs = 0;
+	read_props(s, rig.kms.crtc_id, DRM_MODE_OBJECT_CRTC);
+	read_props(s, rig.kms.primary_id, DRM_MODE_OBJECT_PLANE);
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		read_props(s, rig.kms.overlay_ids[i], DRM_MODE_OBJECT_PLANE);
+	read_props(s, rig.kms.cursor_id, DRM_MODE_OBJECT_PLANE);
+	s->cs_ret = read_cursor_state(&rig, &s->cs);
+}
+
+/* The frame: a writeback-only commit, which changes no plane. */
+static void snapshot_frame(struct snapshot *s)
+{
+	s->frame_ret = scene_capture(&rig, NULL, &s->frame);
+}
+
+/* The property of @b that differs from @a, for the diagnostics. */
+static bool same_state(const struct snapshot *a, const struct snapshot *b,
+		       char *why, size_t len)
+{
+	if (a->n_objs != b->n_objs) {
+		snprintf(why, len, "objects read back differ");
+		return false;
+	}
+	for (unsigned int i = 0; i < a->n_objs; i++) {
+		if (a->obj[i].n != b->obj[i].n) {
+			snprintf(why, len, "object %u: property count", a->obj[i].id);
+			return false;
+		}
+		for (unsigned int p = 0; p < a->obj[i].n; p++) {
+			if (a->obj[i].prop[p] != b->obj[i].prop[p] ||
+			    a->obj[i].value[p] != b->obj[i].value[p]) {
+				snprintf(why, len, "object %u property %u: %#llx, not %#llx",
+					 a->obj[i].id, a->obj[i].prop[p],
+					 (unsigned long long)b->obj[i].value[p],
+					 (unsigned long long)a->obj[i].value[p]);
+				return false;
+			}
+		}
+	}
+	if (a->cs_ret != b->cs_ret || (!a->cs_ret &&
+	    (a->cs.mode != b->cs.mode || a->cs.cursor_on != b->cs.cursor_on ||
+	     a->cs.pipes_used != b->cs.pipes_used || a->cs.legacy_safe != b->cs.legacy_safe))) {
+		snprintf(why, len, "vkms cursor state: %s, not %s",
+			 b->cs_ret ? "unreadable" : cursor_mode_name(b->cs.mode),
+			 a->cs_ret ? "unreadable" : cursor_mode_name(a->cs.mode));
+		return false;
+	}
+	return true;
+}
+
+/* Snapshots own their frames: copy the pixels, not the pointer. */
+static void snapshot_copy(struct snapshot *dst, const struct snapshot *src)
+{
+	struct image frame = dst->frame;
+
+	*dst = *src;
+	dst->frame = frame;
+	memcpy(frame.px, src->frame.px, (size_t)frame.w * frame.h * 4 * sizeof(*frame.px));
+}
+
+static bool same_frame(const struct snapshot *a, const struct snapshot *b)
+{
+	int x, y;
+
+	return !a->frame_ret && !b->frame_ret && image_diff(&a->frame, &b->frame, &x, &y) == 0;
+}
+
+/* ---- policies and preparations ------------------------------------------- */
+
+static int set_policy(enum policy p)
+{
+	int ret = kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, p == CAP);
+
+	ret = ret ?: set_per_pipe(p != PLANE);
+	ret = ret ?: set_protect_legacy(p != UNGUARDED);
+	if (have_amdgpu_rule())
+		ret = ret ?: set_amdgpu_rule(p == AMDGPU);
+	return ret;
+}
+
+/* The primary alone, no cursor, default pipes, no capability: every op's start. */
+static int ordinary_commit(void)
+{
+	struct scene s;
+	int ret;
+
+	ret = kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0) ?: set_per_pipe(true) ?:
+	      set_protect_legacy(true) ?: set_hw_pipes(HW_PIPES_DEFAULT);
+	if (!ret && have_amdgpu_rule())
+		ret = set_amdgpu_rule(false);
+	scene_default(&s);
+	return ret ?: scene_commit(&rig, &s, 0);
+}
+
+static int prepare_default(const struct op *op)
+{
+	return set_policy(op->policy);
+}
+
+/* The scene committed for real, then the pipe budget the op runs with. */
+static int prepare_scene(const struct op *op)
+{
+	int ret = set_policy(op->policy) ?: scene_commit(&rig, op->from ?: &op->scene, 0);
+
+	return ret ?: set_hw_pipes(op->hw_pipes ?: HW_PIPES_DEFAULT);
+}
+
+/* The scene's planes without the cursor: the legacy cursor comes next. */
+static int prepare_no_cursor(const struct op *op)
+{
+	struct scene s = op->scene;
+
+	s.cursor.on = false;
+	return set_policy(op->policy) ?: scene_commit(&rig, &s, 0);
+}
+
+/* Overlay 0 shows a framebuffer of its own, which RMFB removes. */
+static int prepare_doomed_fb(const struct op *op)
+{
+	drmModeAtomicReqPtr req;
+	int ret;
+
+	ret = set_policy(op->policy) ?: scene_commit(&rig, &op->scene, 0);
+	if (ret)
+		return ret;
+	ret = kms_fb_create(rig.fd, SCENE_W, SCENE_H, DRM_FORMAT_XRGB8888, &doomed_fb);
+	if (ret)
+		return ret;
+	kms_fb_fill(&doomed_fb, 0xff2080c0);
+	req = drmModeAtomicAlloc();
+	ret = kms_add(rig.fd, req, rig.kms.overlay_ids[0], DRM_MODE_OBJECT_PLANE, "FB_ID",
+		      doomed_fb.fb_id);
+	ret = ret ?: kms_commit(rig.fd, req, 0);
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+/*
+ * A second client, DRM master, puts overlay 0 up with a framebuffer of its
+ * own; the rig's file gives master up meanwhile.
+ */
+static int prepare_client(const struct op *op)
+{
+	drmModeAtomicReqPtr req;
+	int ret;
+
+	ret = set_policy(op->policy) ?: scene_commit(&rig, &op->scene, 0);
+	if (ret)
+		return ret;
+	drmDropMaster(rig.fd);
+	client_fd = open(card_path, O_RDWR | O_CLOEXEC);
+	if (client_fd < 0)
+		return -errno;
+	if (drmSetMaster(client_fd) || kms_set_cap(client_fd, DRM_CLIENT_CAP_ATOMIC, 1))
+		return -errno;
+	ret = kms_fb_create(client_fd, SCENE_W, SCENE_H, DRM_FORMAT_XRGB8888, &client_fb);
+	if (ret)
+		return ret;
+	kms_fb_fill(&client_fb, 0xffc08020);
+	req = drmModeAtomicAlloc();
+	ret = kms_add(client_fd, req, rig.kms.overlay_ids[0], DRM_MODE_OBJECT_PLANE, "FB_ID",
+		      client_fb.fb_id);
+	ret = ret ?: kms_commit(client_fd, req, 0);
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+static void after_doomed_fb(const struct op *op)
+{
+	(void)op;
+	/* RMFB took the framebuffer; the dumb buffer is still ours. */
+	doomed_fb.fb_id = 0;
+	kms_fb_destroy(rig.fd, &doomed_fb);
+}
+
+static void after_client(const struct op *op)
+{
+	(void)op;
+	if (client_fd >= 0) {
+		/* The call failed before the file was closed. */
+		kms_fb_destroy(client_fd, &client_fb);
+		close(client_fd);
+	} else if (client_fb.pixels) {
+		munmap(client_fb.pixels, client_fb.size);
+	}
+	memset(&client_fb, 0, sizeof(client_fb));
+	client_fd = -1;
+	drmSetMaster(rig.fd);
+}
+
+/* ---- the operations ------------------------------------------------------ */
+
+static int run_commit(const struct op *op)
+{
+	return scene_commit(&rig, &op->scene, op->flags);
+}
+
+static struct image wb_frame;
+
+static int run_writeback(const struct op *op)
+{
+	(void)op;
+	return scene_capture(&rig, NULL, &wb_frame);
+}
+
+static int errno_of(int ret)
+{
+	return ret ? -errno : 0;
+}
+
+static int run_legacy_set(const struct op *op)
+{
+	return errno_of(drmModeSetCursor(rig.fd, rig.kms.crtc_id, rig.cursor_fb.handle,
+					 op->scene.cursor.w, op->scene.cursor.h));
+}
+
+static int run_legacy_move(const struct op *op)
+{
+	return errno_of(drmModeMoveCursor(rig.fd, rig.kms.crtc_id, op->scene.cursor.x + 7,
+					  op->scene.cursor.y + 5));
+}
+
+static int run_rmfb(const struct op *op)
+{
+	(void)op;
+	return errno_of(drmModeRmFB(rig.fd, doomed_fb.fb_id));
+}
+
+/* A new file that opts in: open, the atomic cap, then DRM_CLIENT_CAP_ATOMIC_ONLY. */
+static int run_open_opt_in(const struct op *op)
+{
+	int fd = open(card_path, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	(void)op;
+	if (fd < 0)
+		return -errno;
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
+	ret = ret ?: kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+	close(fd);
+	return ret;
+}
+
+static int run_close(const struct op *op)
+{
+	int ret;
+
+	(void)op;
+	if (client_fb.pixels)
+		munmap(client_fb.pixels, client_fb.size);
+	client_fb.pixels = NULL;
+	ret = close(client_fd) ? -errno : 0;
+	client_fd = -1;
+	return ret;
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static struct snapshot ref_before, ref_after, before, after;
+
+/*
+ * One run of @op: prepared, read back, the call with the @nth allocation
+ * failed (0: none), read back again. Returns the call's result; @injected
+ * says whether the failure was reached.
+ */
+static int run_once(const struct op *op, unsigned int nth, bool *injected, char *splat,
+		    size_t splat_len, int *prepare_ret)
+{
+	int ret;
+
+	*prepare_ret = op->prepare(op);
+	snapshot_frame(&before);
+	snapshot_state(&before);
+	kmsg_splat(splat, splat_len);
+	splat[0] = '\0';
+
+	if (nth) {
+		if (op->run == run_commit || op->run == run_writeback) {
+			/* Armed inside, once libdrm has built the request. */
+			armed_nth = nth;
+			rig.commit = armed_commit;
+			ret = op->run(op);
+			rig.commit = NULL;
+		} else {
+			arm(nth);
+			ret = op->run(op);
+		}
+		*injected = disarm();
+	} else {
+		ret = op->run(op);
+		*injected = false;
+	}
+	if (op->after)
+		op->after(op);
+	if (!kmsg_splat(splat, splat_len))
+		splat[0] = '\0';
+	snapshot_frame(&after);
+	snapshot_state(&after);
+	return ret;
+}
+
+static void run_op(const struct op *op)
+{
+	struct result r = { .mode = CURSOR_MODES };
+	char splat[256], why[160] = "";
+	int ret, prepare_ret;
+	bool injected;
+	unsigned int nth;
+
+	ret = run_once(op, 0, &injected, splat, sizeof(splat), &prepare_ret);
+	snapshot_copy(&ref_before, &before);
+	snapshot_copy(&ref_after, &after);
+	if (prepare_ret || ret || splat[0] || ref_after.cs_ret || ref_after.frame_ret ||
+	    (op->expect_mode != CURSOR_MODES && ref_after.cs.mode != op->expect_mode)) {
+		tap_diag("%s: the undisturbed run failed: prepare %d, call %d, mode %s%s%s",
+			 op->name, prepare_ret, ret,
+			 ref_after.cs_ret ? "?" : cursor_mode_name(ref_after.cs.mode),
+			 splat[0] ? ", kernel: " : "", splat);
+		for (int i = 0; i < CHECKS_PER_OP; i++)
+			tap_ok(false, "%s: check %d (the undisturbed run failed)", op->name, i + 1);
+		ordinary_commit();
+		return;
+	}
+	r.mode = ref_after.cs.mode;
+	ordinary_commit();
+
+	for (nth = 1; nth <= max_points; nth++) {
+		ret = run_once(op, nth, &injected, splat, sizeof(splat), &prepare_ret);
+		if (prepare_ret || !same_state(&ref_before, &before, why, sizeof(why)) ||
+		    !same_frame(&ref_before, &before)) {
+			if (!r.prepare_drift++)
+				tap_diag("%s: fail-nth %u: the preparation left another state (%s)",
+					 op->name, nth, prepare_ret ? strerror(-prepare_ret) : why);
+		}
+		if (!injected) {
+			/* Every point passed: this run must equal the undisturbed one. */
+			if (ret || !same_state(&ref_after, &after, why, sizeof(why)))
+				r.wrong_state++;
+			if (!same_frame(&ref_after, &after))
+				r.wrong_frame++;
+			if (splat[0] && !r.splats++)
+				tap_diag("%s: kernel report: %s", op->name, splat);
+			break;
+		}
+		r.points++;
+		if (splat[0] && !r.splats++)
+			tap_diag("%s: fail-nth %u: kernel report: %s", op->name, nth, splat);
+		if (ret && ret != -ENOMEM) {
+			if (!r.bad_errno++)
+				r.first_bad_errno = ret;
+		}
+		if (ret) {
+			r.failed_calls++;
+			if (!same_state(&before, &after, why, sizeof(why))) {
+				if (!r.state_changed++)
+					tap_diag("%s: fail-nth %u: %s failed, but the state changed: %s",
+						 op->name, nth, strerror(-ret), why);
+			}
+			if (!same_frame(&before, &after) && !r.wrong_frame++)
+				tap_diag("%s: fail-nth %u: the frame after the failed call is not the one before",
+					 op->name, nth);
+		} else {
+			r.succeeded_injected++;
+			if (!same_state(&ref_after, &after, why, sizeof(why)) && !r.wrong_state++)
+				tap_diag("%s: fail-nth %u: succeeded with a failed allocation, but left another state: %s",
+					 op->name, nth, why);
+			if (!same_frame(&ref_after, &after) && !r.wrong_frame++)
+				tap_diag("%s: fail-nth %u: succeeded, but the frame is not the undisturbed run's",
+					 op->name, nth);
+		}
+		if (ordinary_commit() && !r.next_commit_failed++)
+			tap_diag("%s: fail-nth %u: the next ordinary commit failed", op->name, nth);
+	}
+	ordinary_commit();
+	if (nth > max_points)
+		tap_diag("%s: still injecting after %u points: stopped there", op->name, max_points);
+
+	tap_diag("%s (%s, mode %s): %u injection points, %u calls failed, %u succeeded anyway",
+		 op->name, policy_name[op->policy], cursor_mode_name(r.mode), r.points,
+		 r.failed_calls, r.succeeded_injected);
+	tap_ok(r.points > 0 && nth <= max_points,
+	       "%s: the injection reached the operation and it ran clean at last", op->name);
+	tap_ok(!r.bad_errno, "%s: every failed call returned -ENOMEM%s%s", op->name,
+	       r.bad_errno ? ", not " : "", r.bad_errno ? strerror(-r.first_bad_errno) : "");
+	tap_ok(!r.splats, "%s: no kernel report", op->name);
+	tap_ok(!r.state_changed && !r.wrong_state && !r.prepare_drift,
+	       "%s: a failed call changed nothing, a successful one left the undisturbed state",
+	       op->name);
+	tap_ok(!r.wrong_frame, "%s: the frame read back shows that state", op->name);
+	tap_ok(!r.next_commit_failed, "%s: the next ordinary commit succeeded every time",
+	       op->name);
+	total_points += r.points;
+}
+
+/* ---- the list ------------------------------------------------------------ */
+
+#define PLANE_AT(x_, y_, w_, h_, sw, sh, z) \
+	{ .on = true, .x = (x_), .y = (y_), .w = (w_), .h = (h_), .src_w = (sw), .src_h = (sh), .zpos = (z) }
+#define PRIMARY PLANE_AT(0, 0, SCENE_W, SCENE_H, SCENE_W, SCENE_H, 0)
+#define CURSOR { .on = true, .x = 40, .y = 30, .w = 64, .h = 64 }
+
+/* Primary and cursor: one copy per pipe shows it right. */
+#define NATIVE_SCENE { .primary = PRIMARY, .overlay = { { .zpos = 1 }, { .zpos = 2 }, { .zpos = 3 } }, .cursor = CURSOR }
+/* The cursor over an overlay scaled 2x: a pipe of its own. */
+#define SCALED_SCENE { .primary = PRIMARY, \
+	.overlay = { PLANE_AT(16, 16, 128, 80, 64, 40, 1), { .zpos = 2 }, { .zpos = 3 } }, .cursor = CURSOR }
+static const struct scene scaled_scene = SCALED_SCENE;
+
+#define COMMITS(what, scene_, flags_, mode_) \
+	{ what "/cap", CAP, prepare_default, run_commit, .scene = scene_, .flags = flags_, \
+	  .expect_mode = mode_ }, \
+	{ what "/guarded", GUARDED, prepare_default, run_commit, .scene = scene_, \
+	  .flags = flags_, .expect_mode = mode_ }, \
+	{ what "/unguarded", UNGUARDED, prepare_default, run_commit, .scene = scene_, \
+	  .flags = flags_, .expect_mode = mode_ }, \
+	{ what "/amdgpu-rule", AMDGPU, prepare_default, run_commit, .scene = scene_, \
+	  .flags = flags_, .expect_mode = mode_ }
+
+static const struct op ops[] = {
+	COMMITS("test-only-native", NATIVE_SCENE, DRM_MODE_ATOMIC_TEST_ONLY, CURSOR_MODES),
+	COMMITS("test-only-dedicated", SCALED_SCENE, DRM_MODE_ATOMIC_TEST_ONLY, CURSOR_MODES),
+	{ "test-only/emulation-off", PLANE, prepare_default, run_commit, .scene = SCALED_SCENE,
+	  .flags = DRM_MODE_ATOMIC_TEST_ONLY, .expect_mode = CURSOR_MODES },
+	COMMITS("commit-native", NATIVE_SCENE, 0, CURSOR_NATIVE),
+	COMMITS("commit-dedicated", SCALED_SCENE, 0, CURSOR_DEDICATED),
+	{ "commit/emulation-off", PLANE, prepare_default, run_commit, .scene = SCALED_SCENE,
+	  .expect_mode = CURSOR_PLANE },
+	/* Planes kept while the pipe budget shrank: a commit that may not fail. */
+	{ "commit-hidden/guarded", GUARDED, prepare_scene, run_writeback, .scene = SCALED_SCENE,
+	  .hw_pipes = 2, .expect_mode = CURSOR_HIDDEN },
+	{ "writeback/emulation-on", GUARDED, prepare_scene, run_writeback, .scene = SCALED_SCENE,
+	  .expect_mode = CURSOR_DEDICATED },
+	{ "writeback/emulation-off", PLANE, prepare_scene, run_writeback, .scene = SCALED_SCENE,
+	  .expect_mode = CURSOR_PLANE },
+	{ "legacy-set/guarded", GUARDED, prepare_no_cursor, run_legacy_set, .scene = NATIVE_SCENE,
+	  .expect_mode = CURSOR_NATIVE },
+	{ "legacy-set/unguarded", UNGUARDED, prepare_no_cursor, run_legacy_set,
+	  .scene = NATIVE_SCENE, .expect_mode = CURSOR_NATIVE },
+	{ "legacy-set-scaled/guarded", GUARDED, prepare_no_cursor, run_legacy_set,
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_DEDICATED },
+	{ "legacy-set/amdgpu-rule", AMDGPU, prepare_no_cursor, run_legacy_set,
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_DEDICATED },
+	{ "legacy-move/guarded", GUARDED, prepare_scene, run_legacy_move, .scene = SCALED_SCENE,
+	  .expect_mode = CURSOR_DEDICATED },
+	{ "legacy-move/unguarded", UNGUARDED, prepare_scene, run_legacy_move,
+	  .scene = NATIVE_SCENE, .expect_mode = CURSOR_NATIVE },
+	{ "open-and-opt-in", GUARDED, prepare_scene, run_open_opt_in, .scene = SCALED_SCENE,
+	  .expect_mode = CURSOR_DEDICATED },
+	/* Overlay 0 off again: what the kernel commits after RMFB, made by the client. */
+	{ "disable-only/cap", CAP, prepare_scene, run_commit, .scene = NATIVE_SCENE,
+	  .from = &scaled_scene, .expect_mode = CURSOR_NATIVE },
+	{ "disable-only/guarded", GUARDED, prepare_scene, run_commit, .scene = NATIVE_SCENE,
+	  .from = &scaled_scene, .expect_mode = CURSOR_NATIVE },
+	{ "rmfb-on-plane/guarded", GUARDED, prepare_doomed_fb, run_rmfb, after_doomed_fb,
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE },
+	{ "rmfb-on-plane/cap", CAP, prepare_doomed_fb, run_rmfb, after_doomed_fb,
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE },
+	{ "close-with-planes-up/guarded", GUARDED, prepare_client, run_close, after_client,
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int n = ARRAY_SIZE(ops);
+	struct snapshot *snaps[] = { &ref_before, &ref_after, &before, &after };
+	const char *only = NULL;
+	char link[64];
+	ssize_t len;
+	int ret;
+
+	for (int i = 1; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "--max-points") == 0)
+			max_points = strtoul(argv[i + 1], NULL, 0);
+		if (strcmp(argv[i], "--only") == 0)
+			only = argv[i + 1];
+	}
+	/*
+	 * libdrm allocates while it builds a request; once the heap is as
+	 * large as it gets, those allocations make no system call that could
+	 * consume the armed failure.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+
+	tap_plan(n * CHECKS_PER_OP + 1);
+	ret = rig_open(&rig);
+	ret = ret ?: injection_setup();
+	for (size_t i = 0; i < ARRAY_SIZE(snaps) && !ret; i++)
+		ret = image_alloc(&snaps[i]->frame);
+	ret = ret ?: image_alloc(&wb_frame);
+	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", rig.fd);
+	len = readlink(link, card_path, sizeof(card_path) - 1);
+	if (ret || kmsg_fd < 0 || len <= 0) {
+		tap_diag("setup failed: %s", strerror(ret ? -ret : errno));
+		return 1;
+	}
+	card_path[len] = '\0';
+	lseek(kmsg_fd, 0, SEEK_END);
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (only && !strstr(ops[i].name, only)) {
+			for (int c = 0; c < CHECKS_PER_OP; c++)
+				tap_skip("not selected", "%s: check %d", ops[i].name, c + 1);
+			continue;
+		}
+		if (ops[i].policy == AMDGPU && !have_amdgpu_rule()) {
+			for (int c = 0; c < CHECKS_PER_OP; c++)
+				tap_skip("this vkms has no amdgpu_cursor_rule", "%s: check %d",
+					 ops[i].name, c + 1);
+			continue;
+		}
+		run_op(&ops[i]);
+	}
+	tap_diag("%lu allocation failures injected in all", total_points);
+	tap_ok(only || total_points >= 500, "at least 500 allocation failures injected (%lu)",
+	       total_points);
+	set_per_pipe(false);
+	rig_close(&rig);
+	return tap_exit_status();
+}
