@@ -17,14 +17,18 @@
  * An operation that reached no injection point fails: the injection would
  * be blind there.
  *
- * The kernel's own plane-disabling commits after RMFB and close run in
- * system_wq (drm_mode_rmfb_work_fn), where this task's fail-nth does not
- * reach: for those operations the points are what the task itself
- * allocates, and the commit's check is exercised by the client-made
- * disable-only commit of the same planes.
+ * The kernel's own plane-disabling commit after RMFB and close runs in a
+ * kworker (drm_mode_rmfb_work_fn), out of this task's reach: for those
+ * operations every kworker is armed instead, with the allocations counted
+ * only below drm_mode_rmfb_work_fn (the fault attributes' stack filter).
+ * Upstream's drm_framebuffer_remove() WARNs when that commit fails, by
+ * design ("atomic remove_fb failed"): that report, and only that one, is
+ * what such a failure must produce; the marker written to the kernel log
+ * before it lets the verdict tell it from a report of the series.
  *
- * usage: kms_fault [--max-points N]
+ * usage: kms_fault [--max-points N] [--only SUBSTR]
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -59,6 +63,8 @@ static char card_path[64];
 /* The second client of the close operation and the framebuffer RMFB removes. */
 static int client_fd = -1;
 static struct kms_fb client_fb, doomed_fb;
+/* Their ids, kept after the call took them, to read the planes back. */
+static uint32_t client_fb_id, doomed_fb_id;
 
 struct snapshot {
 	unsigned int n_objs;
@@ -90,6 +96,8 @@ struct op {
 	unsigned int hw_pipes;
 	/* The cursor mode an undisturbed run must leave, or CURSOR_MODES: any. */
 	enum cursor_mode expect_mode;
+	/* The failure goes into the commit a kworker makes for the call. */
+	bool kernel_commit;
 };
 
 /* Per-operation results; the injection counts go into diagnostics. */
@@ -172,7 +180,121 @@ static int armed_commit(int fd, drmModeAtomicReqPtr req, uint32_t flags)
 	return ret;
 }
 
+/*
+ * The kernel's own commit: every kworker armed, allocations counted only
+ * with drm_mode_rmfb_work_fn on the stack, so that whichever kworker runs
+ * the work fails its nth allocation there and nowhere else.
+ */
+#define MAX_WORKERS 256
+static int worker_fd[MAX_WORKERS];
+static unsigned int n_workers;
+static unsigned long rmfb_work_start, rmfb_work_end;
+
+/* drm_mode_rmfb_work_fn's text: its address up to the next symbol's. */
+static int find_rmfb_work(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long addr, next = ~0ul;
+	char type, name[256];
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%lx %c %255s%*[^\n]", &addr, &type, name) == 3)
+		if (strcmp(name, "drm_mode_rmfb_work_fn") == 0)
+			rmfb_work_start = addr;
+	rewind(f);
+	while (rmfb_work_start && fscanf(f, "%lx %c %255s%*[^\n]", &addr, &type, name) == 3)
+		if (addr > rmfb_work_start && addr < next)
+			next = addr;
+	fclose(f);
+	if (!rmfb_work_start || next == ~0ul)
+		return -ENOENT;
+	rmfb_work_end = next;
+	return 0;
+}
+
+static int stack_filter(bool on)
+{
+	static const char *const attrs[] = { "failslab", "fail_page_alloc" };
+	char path[96], start[32], end[32];
+	int ret = 0;
+
+	snprintf(start, sizeof(start), "%#lx", on ? rmfb_work_start : 0);
+	snprintf(end, sizeof(end), "%#lx", on ? rmfb_work_end : ~0ul);
+	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/debug/%s/require-start", attrs[i]);
+		ret = ret ?: write_str(path, start);
+		snprintf(path, sizeof(path), "/sys/kernel/debug/%s/require-end", attrs[i]);
+		ret = ret ?: write_str(path, end);
+	}
+	return ret;
+}
+
+static bool is_kworker(int pid)
+{
+	char path[64], comm[16] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (read(fd, comm, sizeof(comm) - 1) < 0)
+		comm[0] = '\0';
+	close(fd);
+	return strncmp(comm, "kworker/", 8) == 0;
+}
+
+static void arm_workers(unsigned int nth)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *d;
+	char path[64], buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", nth);
+
+	n_workers = 0;
+	while (proc && (d = readdir(proc)) && n_workers < MAX_WORKERS) {
+		int pid = atoi(d->d_name), fd;
+
+		if (pid <= 0 || !is_kworker(pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/fail-nth", pid, pid);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (pwrite(fd, buf, len, 0) != len) {
+			close(fd);
+			continue;
+		}
+		worker_fd[n_workers++] = fd;
+	}
+	if (proc)
+		closedir(proc);
+}
+
+/* True if a kworker reached its armed failure; leaves none armed. */
+static bool disarm_workers(void)
+{
+	bool injected = false;
+
+	for (unsigned int i = 0; i < n_workers; i++) {
+		char buf[16] = "";
+
+		if (pread(worker_fd[i], buf, sizeof(buf) - 1, 0) > 0 && atoi(buf) == 0)
+			injected = true;
+		pwrite(worker_fd[i], "0", 1, 0);
+		close(worker_fd[i]);
+	}
+	n_workers = 0;
+	return injected;
+}
+
 /* ---- the kernel log ------------------------------------------------------ */
+
+/* bench/verdict.sh expects upstream's WARN after this line, and only that. */
+#define EXPECT_MARKER "kms_fault: failing the kernel's own commit: upstream WARNs"
+#define DONE_MARKER "kms_fault: done failing the kernel's own commit"
+#define EXPECTED_WARN "atomic remove_fb failed with "
 
 static const char *const splat_words[] = {
 	"WARNING:", "BUG:", "KASAN", "UBSAN", "Oops", "circular locking",
@@ -180,24 +302,40 @@ static const char *const splat_words[] = {
 	"general protection", "kmemleak",
 };
 
-/* The first report the kernel logged since the last call, copied to @buf. */
-static bool kmsg_splat(char *buf, size_t len)
+/*
+ * The first report the kernel logged since the last call, copied to @buf.
+ * Upstream's WARN for a failed kernel commit is not a report when
+ * @expect_warn: its errno goes to @warn_errno instead, and its trace up to
+ * "end trace" is skipped.
+ */
+static bool kmsg_splat(char *buf, size_t len, bool expect_warn, int *warn_errno)
 {
 	char rec[8192];
-	bool found = false;
+	bool found = false, in_warn = false;
 
 	for (;;) {
 		ssize_t n = read(kmsg_fd, rec, sizeof(rec) - 1);
+		const char *msg, *w;
 
 		if (n < 0 && errno == EPIPE)
 			continue;
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
+		msg = strchr(rec, ';') ? strchr(rec, ';') + 1 : rec;
+		if (in_warn) {
+			in_warn = !strstr(msg, "---[ end trace");
+			continue;
+		}
+		w = strstr(msg, EXPECTED_WARN);
+		if (expect_warn && w && warn_errno && !*warn_errno) {
+			*warn_errno = atoi(w + strlen(EXPECTED_WARN));
+			in_warn = true;
+			continue;
+		}
 		for (size_t i = 0; i < ARRAY_SIZE(splat_words) && !found; i++) {
-			if (strstr(rec, splat_words[i])) {
-				snprintf(buf, len, "%.200s",
-					 strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
+			if (strstr(msg, splat_words[i])) {
+				snprintf(buf, len, "%.200s", msg);
 				buf[strcspn(buf, "\n")] = '\0';
 				found = true;
 			}
@@ -215,18 +353,22 @@ static bool kmsg_splat(char *buf, size_t len)
 static uint64_t fb_key(uint32_t fb_id)
 {
 	const struct kms_fb *own[] = {
-		&rig.primary_fb, &rig.cursor_fb, &client_fb, &doomed_fb,
+		&rig.primary_fb, &rig.cursor_fb,
 		&rig.overlay_fb[0][0], &rig.overlay_fb[0][1], &rig.overlay_fb[1][0],
 		&rig.overlay_fb[1][1], &rig.overlay_fb[2][0], &rig.overlay_fb[2][1],
 	};
 	drmModeFB2Ptr fb;
 	uint64_t key;
 
-	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
-		if (fb_id && own[i]->fb_id == fb_id)
-			return i + 1;
 	if (!fb_id)
 		return 0;
+	if (fb_id == client_fb_id)
+		return 100;
+	if (fb_id == doomed_fb_id)
+		return 101;
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+		if (own[i]->fb_id == fb_id)
+			return i + 1;
 	fb = drmModeGetFB2(rig.fd, fb_id);
 	if (!fb)
 		return ~0ull;
@@ -393,6 +535,7 @@ static int prepare_doomed_fb(const struct op *op)
 	if (ret)
 		return ret;
 	kms_fb_fill(&doomed_fb, 0xff2080c0);
+	doomed_fb_id = doomed_fb.fb_id;
 	req = drmModeAtomicAlloc();
 	ret = kms_add(rig.fd, req, rig.kms.overlay_ids[0], DRM_MODE_OBJECT_PLANE, "FB_ID",
 		      doomed_fb.fb_id);
@@ -423,6 +566,7 @@ static int prepare_client(const struct op *op)
 	if (ret)
 		return ret;
 	kms_fb_fill(&client_fb, 0xffc08020);
+	client_fb_id = client_fb.fb_id;
 	req = drmModeAtomicAlloc();
 	ret = kms_add(client_fd, req, rig.kms.overlay_ids[0], DRM_MODE_OBJECT_PLANE, "FB_ID",
 		      client_fb.fb_id);
@@ -532,25 +676,37 @@ static struct snapshot ref_before, ref_after, before, after;
 static int run_once(const struct op *op, unsigned int nth, bool *injected, char *splat,
 		    size_t splat_len, int *prepare_ret)
 {
-	int ret;
+	int ret, warn_errno = 0;
 
 	*prepare_ret = op->prepare(op);
 	snapshot_frame(&before);
 	snapshot_state(&before);
-	kmsg_splat(splat, splat_len);
+	kmsg_splat(splat, splat_len, false, NULL);
 	splat[0] = '\0';
 
-	if (nth) {
-		if (op->run == run_commit || op->run == run_writeback) {
-			/* Armed inside, once libdrm has built the request. */
-			armed_nth = nth;
-			rig.commit = armed_commit;
-			ret = op->run(op);
-			rig.commit = NULL;
-		} else {
-			arm(nth);
-			ret = op->run(op);
-		}
+	if (nth && op->kernel_commit && stack_filter(true)) {
+		/* Unfiltered, the kworkers would fail anyone's allocations. */
+		tap_diag("%s: no stack filter for the fault attributes: not injected", op->name);
+		stack_filter(false);
+		ret = op->run(op);
+		*injected = false;
+	} else if (nth && op->kernel_commit) {
+		kms_write_file("/dev/kmsg", EXPECT_MARKER);
+		arm_workers(nth);
+		ret = op->run(op);
+		*injected = disarm_workers();
+		stack_filter(false);
+		kms_write_file("/dev/kmsg", DONE_MARKER);
+	} else if (nth && (op->run == run_commit || op->run == run_writeback)) {
+		/* Armed inside, once libdrm has built the request. */
+		armed_nth = nth;
+		rig.commit = armed_commit;
+		ret = op->run(op);
+		rig.commit = NULL;
+		*injected = disarm();
+	} else if (nth) {
+		arm(nth);
+		ret = op->run(op);
 		*injected = disarm();
 	} else {
 		ret = op->run(op);
@@ -558,8 +714,11 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 	}
 	if (op->after)
 		op->after(op);
-	if (!kmsg_splat(splat, splat_len))
+	if (!kmsg_splat(splat, splat_len, *injected && op->kernel_commit, &warn_errno))
 		splat[0] = '\0';
+	/* The call itself returns 0: its commit's error is in the WARN. */
+	if (*injected && op->kernel_commit && !ret)
+		ret = warn_errno;
 	snapshot_frame(&after);
 	snapshot_state(&after);
 	return ret;
@@ -718,10 +877,13 @@ static const struct op ops[] = {
 	{ "disable-only/guarded", GUARDED, prepare_scene, run_commit, .scene = NATIVE_SCENE,
 	  .from = &scaled_scene, .expect_mode = CURSOR_NATIVE },
 	{ "rmfb-on-plane/guarded", GUARDED, prepare_doomed_fb, run_rmfb, after_doomed_fb,
-	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE },
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .kernel_commit = true },
 	{ "rmfb-on-plane/cap", CAP, prepare_doomed_fb, run_rmfb, after_doomed_fb,
-	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE },
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .kernel_commit = true },
 	{ "close-with-planes-up/guarded", GUARDED, prepare_client, run_close, after_client,
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .kernel_commit = true },
+	/* What close itself allocates, in the closing task. */
+	{ "close-with-planes-up/closing-task", GUARDED, prepare_client, run_close, after_client,
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE },
 };
 
@@ -751,6 +913,7 @@ int main(int argc, char **argv)
 	tap_plan(n * CHECKS_PER_OP + 1);
 	ret = rig_open(&rig);
 	ret = ret ?: injection_setup();
+	ret = ret ?: find_rmfb_work();
 	for (size_t i = 0; i < ARRAY_SIZE(snaps) && !ret; i++)
 		ret = image_alloc(&snaps[i]->frame);
 	ret = ret ?: image_alloc(&wb_frame);
