@@ -16,7 +16,7 @@ set -eu
 SPLATS='BUG:|WARNING:|Oops|general protection fault|Kernel panic|KASAN|UBSAN|'\
 'possible circular locking|possible recursive locking|inconsistent lock state|'\
 'suspicious RCU usage|INFO: task .* blocked|soft lockup|hard LOCKUP|'\
-'sleeping function called from invalid context|Call Trace:|kmemleak'
+'sleeping function called from invalid context|Call Trace:|suspected memory leak'
 
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
