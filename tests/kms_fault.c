@@ -98,6 +98,8 @@ struct op {
 	enum cursor_mode expect_mode;
 	/* The failure goes into the commit a kworker makes for the call. */
 	bool kernel_commit;
+	/* The call returns 0 whatever fails (close()). */
+	bool cannot_fail;
 };
 
 /* Per-operation results; the injection counts go into diagnostics. */
@@ -117,7 +119,7 @@ static unsigned int max_points = 400;
  * series; a second one, shifted differently, catches most of those.
  */
 static unsigned int sweeps = 2;
-static unsigned long total_points;
+static unsigned long total_points, total_failed_calls;
 
 /* ---- fault injection ----------------------------------------------------- */
 
@@ -306,8 +308,11 @@ static bool disarm_workers(void)
 static const char *const splat_words[] = {
 	"WARNING:", "BUG:", "KASAN", "UBSAN", "Oops", "circular locking",
 	"inconsistent lock state", "lock held when returning", "INFO: task",
-	"general protection", "suspected memory leak",
+	"general protection", "kmemleak",
 };
+
+/* kmemleak's fallback when the injection fails its own metadata allocation. */
+#define KMEMLEAK_FALLBACK "kmemleak: Cannot allocate a scan area"
 
 /*
  * The first report the kernel logged since the last call, copied to @buf.
@@ -340,6 +345,8 @@ static bool kmsg_splat(char *buf, size_t len, bool expect_warn, int *warn_errno)
 			in_warn = true;
 			continue;
 		}
+		if (strstr(msg, KMEMLEAK_FALLBACK))
+			continue;
 		for (size_t i = 0; i < ARRAY_SIZE(splat_words) && !found; i++) {
 			if (strstr(msg, splat_words[i])) {
 				snprintf(buf, len, "%.200s", msg);
@@ -669,8 +676,8 @@ static int run_emulation_on(const struct op *op)
 }
 
 /*
- * Read back with the emulation off, as before the call: the writeback
- * commit of the read-back would otherwise be the first check with it on.
+ * The frame is read back with the emulation off, as before the call: its
+ * writeback commit would otherwise be the first check with it on.
  */
 static void after_emulation_on(const struct op *op)
 {
@@ -752,6 +759,11 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 	int ret, warn_errno = 0;
 
 	*prepare_ret = op->prepare(op);
+	/*
+	 * The frame is read through a writeback commit, which checks the CRTC
+	 * again and may choose another cursor mode: the state the call starts
+	 * from is read after it, the state the call leaves before the next one.
+	 */
 	snapshot_frame(&before);
 	snapshot_state(&before);
 	kmsg_splat(splat, splat_len, false, NULL);
@@ -786,6 +798,7 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 		ret = op->run(op);
 		*injected = false;
 	}
+	snapshot_state(&after);
 	if (op->after)
 		op->after(op);
 	if (!kmsg_splat(splat, splat_len, *injected && op->kernel_commit, &warn_errno))
@@ -794,7 +807,6 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 	if (*injected && op->kernel_commit && !ret)
 		ret = warn_errno;
 	snapshot_frame(&after);
-	snapshot_state(&after);
 	return ret;
 }
 
@@ -807,10 +819,21 @@ static bool sweep(const struct op *op, struct result *r)
 	char splat[256], why[160] = "";
 	int ret, prepare_ret;
 	bool injected;
-	unsigned int nth;
+	unsigned int nth, missed = 0;
 
 	for (nth = 1; nth <= max_points; nth++) {
 		ret = run_once(op, nth, &injected, splat, sizeof(splat), &prepare_ret);
+		/*
+		 * The kernel's work may have run in a kworker born after they
+		 * were armed: that nth proves nothing, try it again.
+		 */
+		if (!injected && op->kernel_commit && missed < 3) {
+			missed++;
+			nth--;
+			ordinary_commit();
+			continue;
+		}
+		missed = 0;
 		if (prepare_ret || !same_state(&ref_before, &before, why, sizeof(why)) ||
 		    !same_frame(&ref_before, &before)) {
 			if (!r->prepare_drift++)
@@ -888,7 +911,12 @@ static void run_op(const struct op *op)
 	tap_diag("%s (%s, mode %s): %u injection points in %u sweeps, %u calls failed, %u succeeded anyway",
 		 op->name, policy_name[op->policy], cursor_mode_name(r.mode), r.points, sweeps,
 		 r.failed_calls, r.succeeded_injected);
-	tap_ok(r.points > 0 && ended,
+	/*
+	 * kmemleak and KASAN allocate for themselves inside the call and
+	 * survive a failure: only a call that failed proves the injection
+	 * reached the operation's own allocations.
+	 */
+	tap_ok(r.points > 0 && (r.failed_calls > 0 || op->cannot_fail) && ended,
 	       "%s: the injection reached the operation and it ran clean at last", op->name);
 	tap_ok(!r.bad_errno, "%s: every failed call returned -ENOMEM%s%s", op->name,
 	       r.bad_errno ? ", not " : "", r.bad_errno ? strerror(-r.first_bad_errno) : "");
@@ -900,6 +928,7 @@ static void run_op(const struct op *op)
 	tap_ok(!r.next_commit_failed, "%s: the next ordinary commit succeeded every time",
 	       op->name);
 	total_points += r.points;
+	total_failed_calls += r.failed_calls;
 }
 
 /* ---- the list ------------------------------------------------------------ */
@@ -927,8 +956,14 @@ static const struct scene scaled_scene = SCALED_SCENE;
 	  .flags = flags_, .expect_mode = mode_ }
 
 static const struct op ops[] = {
-	COMMITS("test-only-native", NATIVE_SCENE, DRM_MODE_ATOMIC_TEST_ONLY, CURSOR_MODES),
-	COMMITS("test-only-dedicated", SCALED_SCENE, DRM_MODE_ATOMIC_TEST_ONLY, CURSOR_MODES),
+	/*
+	 * A TEST_ONLY commit runs the real one's check, and the policies
+	 * differ in the verdict, not in what the check allocates: two of them.
+	 */
+	{ "test-only-native/cap", CAP, prepare_default, run_commit, .scene = NATIVE_SCENE,
+	  .flags = DRM_MODE_ATOMIC_TEST_ONLY, .expect_mode = CURSOR_MODES },
+	{ "test-only-dedicated/guarded", GUARDED, prepare_default, run_commit,
+	  .scene = SCALED_SCENE, .flags = DRM_MODE_ATOMIC_TEST_ONLY, .expect_mode = CURSOR_MODES },
 	{ "test-only/emulation-off", PLANE, prepare_default, run_commit, .scene = SCALED_SCENE,
 	  .flags = DRM_MODE_ATOMIC_TEST_ONLY, .expect_mode = CURSOR_MODES },
 	COMMITS("commit-native", NATIVE_SCENE, 0, CURSOR_NATIVE),
@@ -941,7 +976,7 @@ static const struct op ops[] = {
 	/* The same planes, first checked with the emulation on: they are kept. */
 	{ "commit-emulation-switched-on/guarded", GUARDED, prepare_emulation_off,
 	  run_emulation_on, after_emulation_on, .scene = SCALED_SCENE, .hw_pipes = 2,
-	  .expect_mode = CURSOR_PLANE },
+	  .expect_mode = CURSOR_HIDDEN },
 	{ "writeback/emulation-on", GUARDED, prepare_scene, run_writeback, .scene = SCALED_SCENE,
 	  .expect_mode = CURSOR_DEDICATED },
 	{ "writeback/emulation-off", PLANE, prepare_scene, run_writeback, .scene = SCALED_SCENE,
@@ -973,7 +1008,7 @@ static const struct op ops[] = {
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .kernel_commit = true },
 	/* What close itself allocates, in the closing task. */
 	{ "close-with-planes-up/closing-task", GUARDED, prepare_client, run_close, after_client,
-	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE },
+	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .cannot_fail = true },
 };
 
 int main(int argc, char **argv)
@@ -1032,9 +1067,11 @@ int main(int argc, char **argv)
 		}
 		run_op(&ops[i]);
 	}
-	tap_diag("%lu allocation failures injected in all", total_points);
-	tap_ok(only || total_points >= 500, "at least 500 allocation failures injected (%lu)",
-	       total_points);
+	tap_diag("%lu allocation failures injected in all, %lu of them failed the call",
+		 total_points, total_failed_calls);
+	tap_ok(only || total_failed_calls >= 500,
+	       "at least 500 injected allocation failures failed the call (%lu)",
+	       total_failed_calls);
 	set_per_pipe(false);
 	rig_close(&rig);
 	return tap_exit_status();
