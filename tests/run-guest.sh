@@ -132,7 +132,28 @@ amdgpu_load() {
 amdgpu_kunit() {
 	modprobe amdgpu || { echo "## suite kunit:amdgpu"; echo "## exit kunit:amdgpu 1"; return; }
 	kunit_results
+	case "$(uname -r)" in 6.12*) suite amdgpu_cursor_dc amdgpu_cursor_dc ;; esac
 	rmmod amdgpu
+}
+
+# The 6.12 series checks its cursor helper against DC's own cursor
+# programming (amdgpu_dm_cursor_dc, run at module load): it must have run,
+# with every named situation, its seed and all its random stacks. Its
+# figures are copied into the results as comments.
+amdgpu_cursor_dc() {
+	r=/sys/kernel/debug/kunit/amdgpu_dm_cursor_dc/results
+	tap_plan 4
+	tap_check "amdgpu_dm_cursor_dc ran when amdgpu loaded" test -f $r
+	[ -f $r ] && grep -E '# amdgpu_dm_cursor_dc_random: ' $r | sed 's/^ *# */# /'
+	named=$(grep -cE '^ +ok [0-9]+ ' $r 2>/dev/null || true)
+	named=$((${named:-0} - 2))
+	tap_check "amdgpu_dm_cursor_dc: $named named situations, each on dcn10, dcn20 and dcn401, none failing" \
+		sh -c "[ $named -ge 28 ] && ! grep -q 'not ok' $r"
+	tap_check "amdgpu_dm_cursor_dc: seed 0x16c0ffee, 10000 random stacks per generation" \
+		grep -q 'seed 0x16c0ffee, 10000 random stacks per generation' $r
+	tap_check "amdgpu_dm_cursor_dc: 30000 random stacks compared, no difference" \
+		sh -c "grep -q '30000 random stacks in' $r && [ \$(grep -c 'differences 0\$' $r) -eq 3 ]"
+	tap_status
 }
 
 if [ "${BENCH_CONFIG:-}" = amd ]; then

@@ -35,7 +35,7 @@ good='## suite s\r\n1..2\r\nok 1 - a\r\nok 2 - b\r\n## exit s 0\r\n## done\r\n'
 log='[    0.1] Linux version 6.1\n'
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..12"
 expect 0 "clean run passes" "$good" "$log"
 expect 1 "a failing test fails the run" \
 	'## suite s\n1..2\nok 1 - a\nnot ok 2 - b\n## exit s 1\n## done\n' "$log"
@@ -54,4 +54,26 @@ expect 0 "drm_rect_test's own negative-size WARN (upstream 6.12) passes" "$good"
 	"$log${rect_warn}[ 5.0]  ? drm_test_rect_calc_hscale+0x24/0x7d [drm_rect_test]\n[ 5.0] ---[ end trace 0000000000000000 ]---\n"
 expect 1 "the same WARN from anywhere else fails the run" "$good" \
 	"$log${rect_warn}[ 5.0]  ? vkms_plane_atomic_check+0x24/0x7d [vkms]\n[ 5.0] ---[ end trace 0000000000000000 ]---\n"
+# expect_cfg WANT NAME DIR RESULTS CONSOLE: as expect, in a directory laid
+# out like the bench's (<tree>/results/<config>), for per-tree rules.
+expect_cfg() {
+	mkdir -p "$tmp/$3"
+	printf '%b' "$4" > "$tmp/$3/results.tap"
+	printf '%b' "$5" > "$tmp/$3/console.log"
+	"$repo/bench/verdict.sh" "$tmp/$3" > "$tmp/$3/out" 2>/dev/null
+	got=$?
+	n=$((n + 1))
+	if [ "$got" = "$1" ] || { [ "$1" = 1 ] && [ "$got" != 0 ]; }; then
+		echo "ok $n - verdict: $2"
+	else
+		echo "not ok $n - verdict: $2 (exit $got, wanted $1)"
+		sed 's/^/# /' "$tmp/$3/out"
+		failed=$((failed + 1))
+	fi
+}
+
+dc='## suite amdgpu_cursor_dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee\n## exit amdgpu_cursor_dc 0\n'
+expect_cfg 1 "a 6.12 amd guest that did not compare the helper with DC fails" \
+	"a/6.12/results/amd" "$good" "$log"
+expect_cfg 0 "a 6.12 amd guest that did passes" "b/6.12/results/amd" "$dc$good" "$log"
 [ $failed -eq 0 ]
