@@ -13,6 +13,21 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/bench/lib.sh"
 . "$REPO/tests/tap.sh"
 
+# build_checkout OBJ CONFIG [" with amdgpu"]: build the checked-out patch
+# $n in OBJ and report it with its time and warnings. Warnings are what a
+# maintainer's build would print: none allowed.
+build_checkout() {
+	_log=$1/patch-$n.log
+	_t0=$(date +%s)
+	make -s -C "$SRC" O="$1" -j"$JOBS" bzImage modules > "$_log" 2>&1
+	_rc=$?
+	_warnings=$(grep -c -E 'warning:|WARNING:' "$_log")
+	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ]
+	tap_result $? "patch $n builds${3:-} ($2, $(( $(date +%s) - _t0 )) s, $_warnings warnings): $subject"
+	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ] ||
+		grep -E 'error|warning|WARNING' "$_log" | head -20 | sed 's/^/# /'
+}
+
 obj=$BUILD/obj-patches
 tip=$(git -C "$SRC" rev-parse HEAD)
 commits=$(git -C "$SRC" rev-list --reverse pristine..HEAD)
@@ -49,15 +64,7 @@ for c in $commits; do
 		continue
 	fi
 	git -C "$SRC" checkout -q --detach "$c" || { tap_result 1 "patch $n: checkout"; continue; }
-	log=$obj/patch-$n.log
-	t0=$(date +%s)
-	make -s -C "$SRC" O="$obj" -j"$JOBS" bzImage modules > "$log" 2>&1
-	rc=$?
-	# Warnings are what a maintainer's build would print: none allowed.
-	warnings=$(grep -c -E 'warning:|WARNING:' "$log")
-	[ "$rc" = 0 ] && [ "$warnings" = 0 ]
-	tap_result $? "patch $n builds (base, $(( $(date +%s) - t0 )) s, $warnings warnings): $subject"
-	[ "$rc" = 0 ] && [ "$warnings" = 0 ] || grep -E 'error|warning|WARNING' "$log" | head -20 | sed 's/^/# /'
+	build_checkout "$obj" base
 	[ -n "$amd_first" ] && [ "$n" -ge "$amd_first" ] || continue
 	# The patches touching amdgpu, with amdgpu: from the amd objects of the tip.
 	amd_obj=$BUILD/obj-patches-amd
@@ -69,14 +76,7 @@ for c in $commits; do
 	# The walk's checkouts renewed the times of files this patch has as
 	# the tip has them: give those back, or amdgpu rebuilds in full.
 	mtimes_restore "$stamps" "$tip" > /dev/null
-	log=$amd_obj/patch-$n.log
-	t0=$(date +%s)
-	make -s -C "$SRC" O="$amd_obj" -j"$JOBS" bzImage modules > "$log" 2>&1
-	rc=$?
-	warnings=$(grep -c -E 'warning:|WARNING:' "$log")
-	[ "$rc" = 0 ] && [ "$warnings" = 0 ]
-	tap_result $? "patch $n builds with amdgpu (amd, $(( $(date +%s) - t0 )) s, $warnings warnings): $subject"
-	[ "$rc" = 0 ] && [ "$warnings" = 0 ] || grep -E 'error|warning|WARNING' "$log" | head -20 | sed 's/^/# /'
+	build_checkout "$amd_obj" amd " with amdgpu"
 done
 
 git -C "$SRC" checkout -q series
