@@ -8,34 +8,34 @@ trap 'rm -rf "$tmp"' EXIT
 n=0
 failed=0
 
-# verdict_of NAME RESULTS CONSOLE: runs verdict.sh on one fake configuration.
-verdict_of() {
-	mkdir -p "$tmp/$1"
-	printf '%b' "$2" > "$tmp/$1/results.tap"
-	printf '%b' "$3" > "$tmp/$1/console.log"
-	"$repo/bench/verdict.sh" "$tmp/$1" > "$tmp/$1/out" 2>/dev/null
-}
-
-expect() {	# expect 0|1 NAME RESULTS CONSOLE
-	want=$1
-	shift
-	verdict_of "$@"
+# expect_cfg WANT NAME DIR RESULTS CONSOLE: verdict.sh on one fake
+# configuration in $tmp/DIR must exit WANT (1: any failure). A DIR laid out
+# like the bench's (<tree>/results/<config>) gets the per-tree rules.
+expect_cfg() {
+	mkdir -p "$tmp/$3"
+	printf '%b' "$4" > "$tmp/$3/results.tap"
+	printf '%b' "$5" > "$tmp/$3/console.log"
+	"$repo/bench/verdict.sh" "$tmp/$3" > "$tmp/$3/out" 2>/dev/null
 	got=$?
 	n=$((n + 1))
-	if [ "$got" = "$want" ] || { [ "$want" = 1 ] && [ "$got" != 0 ]; }; then
-		echo "ok $n - verdict: $1"
+	if [ "$got" = "$1" ] || { [ "$1" = 1 ] && [ "$got" != 0 ]; }; then
+		echo "ok $n - verdict: $2"
 	else
-		echo "not ok $n - verdict: $1 (exit $got, wanted $want)"
-		sed 's/^/# /' "$tmp/$1/out"
+		echo "not ok $n - verdict: $2 (exit $got, wanted $1)"
+		sed 's/^/# /' "$tmp/$3/out"
 		failed=$((failed + 1))
 	fi
+}
+
+# expect WANT NAME RESULTS CONSOLE: the same, in a directory of its own.
+expect() {
+	expect_cfg "$1" "$2" "$2" "$3" "$4"
 }
 
 good='## suite s\r\n1..2\r\nok 1 - a\r\nok 2 - b\r\n## exit s 0\r\n## done\r\n'
 log='[    0.1] Linux version 6.1\n'
 
 echo "TAP version 13"
-echo "1..12"
 expect 0 "clean run passes" "$good" "$log"
 expect 1 "a failing test fails the run" \
 	'## suite s\n1..2\nok 1 - a\nnot ok 2 - b\n## exit s 1\n## done\n' "$log"
@@ -54,26 +54,25 @@ expect 0 "drm_rect_test's own negative-size WARN (upstream 6.12) passes" "$good"
 	"$log${rect_warn}[ 5.0]  ? drm_test_rect_calc_hscale+0x24/0x7d [drm_rect_test]\n[ 5.0] ---[ end trace 0000000000000000 ]---\n"
 expect 1 "the same WARN from anywhere else fails the run" "$good" \
 	"$log${rect_warn}[ 5.0]  ? vkms_plane_atomic_check+0x24/0x7d [vkms]\n[ 5.0] ---[ end trace 0000000000000000 ]---\n"
-# expect_cfg WANT NAME DIR RESULTS CONSOLE: as expect, in a directory laid
-# out like the bench's (<tree>/results/<config>), for per-tree rules.
-expect_cfg() {
-	mkdir -p "$tmp/$3"
-	printf '%b' "$4" > "$tmp/$3/results.tap"
-	printf '%b' "$5" > "$tmp/$3/console.log"
-	"$repo/bench/verdict.sh" "$tmp/$3" > "$tmp/$3/out" 2>/dev/null
-	got=$?
-	n=$((n + 1))
-	if [ "$got" = "$1" ] || { [ "$1" = 1 ] && [ "$got" != 0 ]; }; then
-		echo "ok $n - verdict: $2"
-	else
-		echo "not ok $n - verdict: $2 (exit $got, wanted $1)"
-		sed 's/^/# /' "$tmp/$3/out"
-		failed=$((failed + 1))
-	fi
-}
 
+rmfb_warn='[ 6.0] ------------[ cut here ]------------\n[ 6.0] atomic remove_fb failed with -12\n[ 6.0] WARNING: CPU: 0 PID: 10 at drivers/gpu/drm/drm_framebuffer.c:1173 drm_framebuffer_remove+0x17b/0x4f5\n'
+rmfb_end='[ 6.0] ---[ end trace 0000000000000000 ]---\n'
+fault_on="[ 5.9] kms_fault: failing the kernel's own commit: upstream WARNs\n"
+fault_off="[ 6.1] kms_fault: done failing the kernel's own commit\n"
+expect 0 "upstream's remove_fb WARN while kms_fault fails that commit passes" "$good" \
+	"$log$fault_on$rmfb_warn$rmfb_end$fault_off"
+expect 1 "the same WARN outside kms_fault's markers fails the run" "$good" \
+	"$log$rmfb_warn$rmfb_end"
+expect 1 "a KASAN report printed inside that WARN fails the run" "$good" \
+	"$log$fault_on${rmfb_warn}[ 6.0] BUG: KASAN: slab-use-after-free in x\n$rmfb_end$fault_off"
+expect 0 "kmemleak's own scan-area fallback passes" "$good" \
+	"${log}[ 7.0] kmemleak: Cannot allocate a scan area, scanning the full object\n"
+expect 1 "a kmemleak report fails the run" "$good" \
+	"${log}[ 7.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"
 dc='## suite amdgpu_cursor_dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee\n## exit amdgpu_cursor_dc 0\n'
 expect_cfg 1 "a 6.12 amd guest that did not compare the helper with DC fails" \
 	"a/6.12/results/amd" "$good" "$log"
 expect_cfg 0 "a 6.12 amd guest that did passes" "b/6.12/results/amd" "$dc$good" "$log"
+# The plan at the end: counted by the run, not by hand.
+echo "1..$n"
 [ $failed -eq 0 ]
