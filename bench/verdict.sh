@@ -92,10 +92,15 @@ for out in "$@"; do
 	# them: those reports, whole, are the test's, not a kernel problem. Any
 	# other report in the same console still fails the run.
 	console=$(mktemp)
+	known=$(mktemp)
 	# Expected: drm_calc_scale()'s WARNs under its KUnit test, and
 	# upstream's WARN when kms_fault fails the kernel's own RMFB commit on
 	# purpose, between its two markers.
-	tr -d '\r' < "$out/console.log" 2>/dev/null | awk '
+	# Known upstream: vkms's WARN_ON in vkms_get_vblank_timestamp(), an
+	# open syzbot report (extid 93bd128a383695391534) in code the series
+	# does not touch, which a late vblank timer under TCG can trigger. It
+	# is reported as a skip with its count, never passed over silently.
+	tr -d '\r' < "$out/console.log" 2>/dev/null | awk -v known="$known" '
 		# One WARNING and nothing else: a report from the other CPU
 		# printed inside the block is not exempted with it.
 		function only_warning(block,   copy) {
@@ -114,6 +119,8 @@ for out in "$@"; do
 			else if (failing && held ~ /atomic remove_fb failed with -12\n/ &&
 				 held ~ /WARNING: .* drm_framebuffer_remove/ && only_warning(held))
 				expected++
+			else if (held ~ /WARNING: .* vkms_get_vblank_timestamp\+/ && only_warning(held))
+				upstream++
 			else
 				printf "%s", held
 			next
@@ -122,7 +129,15 @@ for out in "$@"; do
 		# allocation is not a report.
 		/kmemleak: Cannot allocate a scan area/ { next }
 		!inside { print }
-		END { if (inside) printf "%s", held }' > "$console"
+		END {
+			if (inside)
+				printf "%s", held
+			if (upstream)
+				print upstream > known
+		}' > "$console"
+	if [ -s "$known" ]; then
+		echo "SKIP $cfg/kernel-log: vkms_get_vblank_timestamp() WARNed $(cat "$known") time(s) # SKIP known upstream (syzbot 93bd128a383695391534), outside the series" >> "$tmp"
+	fi
 	if grep -Eq "$SPLATS" "$console"; then
 		first=$(grep -E -m1 "$SPLATS" "$console" | cut -c1-160)
 		echo "FAIL $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report (first: $first)" >> "$tmp"
@@ -134,7 +149,7 @@ for out in "$@"; do
 	else
 		echo "FAIL $cfg/kernel-log: console log missing or empty" >> "$tmp"
 	fi
-	rm -f "$console"
+	rm -f "$console" "$known"
 done
 
 cat "$tmp"

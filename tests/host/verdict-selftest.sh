@@ -69,6 +69,21 @@ expect 0 "kmemleak's own scan-area fallback passes" "$good" \
 	"${log}[ 7.0] kmemleak: Cannot allocate a scan area, scanning the full object\n"
 expect 1 "a kmemleak report fails the run" "$good" \
 	"${log}[ 7.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"
+vbl_warn='[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 0 PID: 70 at drivers/gpu/drm/vkms/vkms_crtc.c:103 vkms_get_vblank_timestamp+0x116/0x150 [vkms]\n'
+vbl_end='[ 8.0] ---[ end trace 0000000000000000 ]---\n'
+expect 0 "upstream's vblank-timer WARN in vkms passes" "$good" "$log$vbl_warn$vbl_end"
+n=$((n + 1))
+if grep -q '^SKIP .*/kernel-log: vkms_get_vblank_timestamp() WARNed 1 time(s) # SKIP' \
+	"$tmp/upstream's vblank-timer WARN in vkms passes/out"; then
+	echo "ok $n - verdict: that WARN is counted as a skip, not passed over"
+else
+	echo "not ok $n - verdict: that WARN is counted as a skip, not passed over"
+	failed=$((failed + 1))
+fi
+expect 1 "a lockdep report inside that WARN fails the run" "$good" \
+	"$log${vbl_warn}[ 8.0] WARNING: possible circular locking dependency detected\n$vbl_end"
+expect 1 "a WARN elsewhere in vkms_crtc.c fails the run" "$good" \
+	"$log[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 0 PID: 70 at drivers/gpu/drm/vkms/vkms_crtc.c:120 vkms_atomic_crtc_duplicate_state+0x1/0x2 [vkms]\n$vbl_end"
 dc='## suite amdgpu_cursor_dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee\n## exit amdgpu_cursor_dc 0\n'
 expect_cfg 1 "a 6.12 amd guest that did not compare the helper with DC fails" \
 	"a/6.12/results/amd" "$good" "$log"
