@@ -62,6 +62,9 @@ for cfg in $configs; do
 	"$REPO/bench/boot.sh" "$cfg" test "$out" || true
 	say "$cfg: built in $((tb - t)) s, guest ran $(cat "$out/boot.seconds") s;" \
 	    "$(sed -n 's/^# \(user space reached .*\)/\1/p' "$out/results.tap" | tr -d '\r')"
+	say "$cfg: slowest suites (s): $(tr -d '\r' < "$out/results.tap" |
+		awk '/^## exit / && NF >= 5 { print $5, $3 }' | sort -rn | head -6 |
+		awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')"
 	host_suite host:exports "$REPO/tests/host/exports.sh" "$(objdir "$cfg")" \
 		"$BUILD/modcheck-$cfg" > "$out/host.tap"
 	if [ "$cfg" = amd ]; then
