@@ -98,8 +98,12 @@ for out in "$@"; do
 	# purpose, between its two markers.
 	# Known upstream: vkms's WARN_ON in vkms_get_vblank_timestamp(), an
 	# open syzbot report (extid 93bd128a383695391534) in code the series
-	# does not touch, which a late vblank timer under TCG can trigger. It
-	# is reported as a skip with its count, never passed over silently.
+	# does not touch. Seen here from drm_crtc_next_vblank_start(), which
+	# wait_for_fences calls without a lock: it reads the timer's expiry
+	# just before the late vblank timer (overrun under TCG and KASAN)
+	# moves it on, then the vblank time the timer stored, which equals
+	# the old expiry. It is reported as a skip with its count, never
+	# passed over silently.
 	tr -d '\r' < "$out/console.log" 2>/dev/null | awk -v known="$known" '
 		# One WARNING and nothing else: a report from the other CPU
 		# printed inside the block is not exempted with it.
