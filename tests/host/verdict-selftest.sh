@@ -55,7 +55,7 @@ expect 0 "drm_rect_test's own negative-size WARN (upstream 6.12) passes" "$good"
 expect 1 "the same WARN from anywhere else fails the run" "$good" \
 	"$log${rect_warn}[ 5.0]  ? vkms_plane_atomic_check+0x24/0x7d [vkms]\n[ 5.0] ---[ end trace 0000000000000000 ]---\n"
 
-rmfb_warn='[ 6.0] ------------[ cut here ]------------\n[ 6.0] atomic remove_fb failed with -12\n[ 6.0] WARNING: CPU: 0 PID: 10 at drivers/gpu/drm/drm_framebuffer.c:1173 drm_framebuffer_remove+0x17b/0x4f5\n'
+rmfb_warn='[ 6.0] ------------[ cut here ]------------\n[ 6.0] atomic remove_fb failed with -12\n[ 6.0] WARNING: CPU: 0 PID: 10 at drivers/gpu/drm/drm_framebuffer.c:1173 drm_framebuffer_remove+0x17b/0x4f5\n[ 6.0] Call Trace:\n[ 6.0]  drm_mode_rmfb_work_fn+0x5/0x9\n'
 rmfb_end='[ 6.0] ---[ end trace 0000000000000000 ]---\n'
 fault_on="[ 5.9] kms_fault: failing the kernel's own commit: upstream WARNs\n"
 fault_off="[ 6.1] kms_fault: done failing the kernel's own commit\n"
@@ -69,7 +69,8 @@ expect 0 "kmemleak's own scan-area fallback passes" "$good" \
 	"${log}[ 7.0] kmemleak: Cannot allocate a scan area, scanning the full object\n"
 expect 1 "a kmemleak report fails the run" "$good" \
 	"${log}[ 7.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"
-vbl_warn='[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 0 PID: 70 at drivers/gpu/drm/vkms/vkms_crtc.c:103 vkms_get_vblank_timestamp+0x116/0x150 [vkms]\n'
+vbl_head='[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 0 PID: 70 at drivers/gpu/drm/vkms/vkms_crtc.c:103 vkms_get_vblank_timestamp+0x116/0x150 [vkms]\n[ 8.0] Call Trace:\n[ 8.0]  drm_crtc_get_last_vbltimestamp+0xfe/0x125\n'
+vbl_warn="${vbl_head}[ 8.0]  drm_crtc_next_vblank_start+0xf1/0x1c3\n[ 8.0]  drm_atomic_helper_wait_for_fences+0x18e/0x463 [drm_kms_helper]\n"
 vbl_end='[ 8.0] ---[ end trace 0000000000000000 ]---\n'
 expect 0 "upstream's vblank-timer WARN in vkms passes" "$good" "$log$vbl_warn$vbl_end"
 n=$((n + 1))
@@ -82,8 +83,23 @@ else
 fi
 expect 1 "a lockdep report inside that WARN fails the run" "$good" \
 	"$log${vbl_warn}[ 8.0] WARNING: possible circular locking dependency detected\n$vbl_end"
+expect 1 "a UBSAN report inside that WARN fails the run" "$good" \
+	"$log${vbl_warn}[ 8.0] UBSAN: shift-out-of-bounds in drivers/gpu/drm/x.c:1:2\n$vbl_end"
+expect 1 "that WARN from another caller than drm_crtc_next_vblank_start fails the run" "$good" \
+	"$log${vbl_head}[ 8.0]  drm_update_vblank_count+0x1/0x2\n$vbl_end"
 expect 1 "a WARN elsewhere in vkms_crtc.c fails the run" "$good" \
-	"$log[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 0 PID: 70 at drivers/gpu/drm/vkms/vkms_crtc.c:120 vkms_atomic_crtc_duplicate_state+0x1/0x2 [vkms]\n$vbl_end"
+	"$log[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 0 PID: 70 at drivers/gpu/drm/vkms/vkms_crtc.c:120 vkms_atomic_crtc_duplicate_state+0x1/0x2 [vkms]\n[ 8.0] Call Trace:\n$vbl_end"
+expect 1 "a WARN elsewhere whose trace passes through vkms_get_vblank_timestamp fails the run" "$good" \
+	"$log[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 1 PID: 7 at drivers/gpu/drm/drm_vblank.c:700 drm_update_vblank_count+0x1/0x2\n[ 8.0] Call Trace:\n[ 8.0]  ? vkms_get_vblank_timestamp+0x116/0x150 [vkms]\n[ 8.0]  drm_crtc_next_vblank_start+0xf1/0x1c3\n$vbl_end"
+expect 1 "a WARN whose block holds that WARN's block fails the run" "$good" \
+	"$log[ 7.9] ------------[ cut here ]------------\n[ 7.9] WARNING: CPU: 1 PID: 9 at drivers/gpu/drm/vkms/vkms_plane.c:50 vkms_plane_atomic_check+0x1/0x2 [vkms]\n$vbl_warn$vbl_end[ 8.1]  vkms_plane_atomic_check+0x1/0x2 [vkms]\n"
+expect 1 "that WARN's block never closed fails the run" "$good" "$log$vbl_warn"
+expect 1 "a KASAN report after that WARN's block fails the run" "$good" \
+	"$log$vbl_warn$vbl_end[ 8.2] BUG: KASAN: slab-use-after-free in vkms_vblank_simulate\n"
+expect 0 "a suite's exit line with its seconds is read as before" \
+	'## suite s\n1..1\nok 1 - a\n## exit s 0 12.5\n## done\n' "$log"
+expect 1 "a suite's non-zero exit with its seconds still fails" \
+	'## suite s\n1..1\nok 1 - a\n## exit s 1 12.5\n## done\n' "$log"
 dc='## suite amdgpu_cursor_dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee\n## exit amdgpu_cursor_dc 0\n'
 expect_cfg 1 "a 6.12 amd guest that did not compare the helper with DC fails" \
 	"a/6.12/results/amd" "$good" "$log"
