@@ -53,9 +53,9 @@ fragments() {
 
 # The configurations make test runs on a tree when CONFIGS does not say
 # ("patches": every patch built on its own). CI's 70 minutes hold the
-# primary tree in full and the backport's base; the rest of 6.1 (its i386
-# build checks the same helper code as 6.12's) runs on demand:
-# make test TREES=6.1 CONFIGS="base debug amd i386 patches".
+# primary tree in full and the backport's base; the rest of 6.1 runs on
+# demand (6.12's i386 build checks the shared helper for 32 bits; 6.1's own
+# vkms arithmetic only here): make test TREES=6.1 CONFIGS="base debug amd i386 patches".
 configs_of() {
 	case "$1" in
 	6.12) echo base debug amd i386 patches ;;
