@@ -1,27 +1,23 @@
 #!/bin/sh
 # make test: from nothing to a verdict. For each tree and each of its
 # configurations (configs_of in lib.sh), build the patched kernel, the guest
-# tests and an initramfs, boot it in QEMU, run the host-side checks, then
+# tests and an initramfs, run the host-side checks, boot it in QEMU, then
 # print every test by name and "N passed, N failed" last. Exits non-zero on
 # any failure. i386 has no user space: bench/i386.sh builds it and runs its
 # KUnit suites. "patches" builds every patch of the series on its own.
+#
+# Builds and guests overlap: a TCG guest keeps about one core busy (its
+# suites run one at a time), a build keeps both, so the guests run while a
+# background producer builds the next configurations. The producer builds
+# every configuration that boots, tree by tree, then the build-only ones
+# (i386, patches), so that the last guests run while those build. A stage
+# of the producer leaves $BUILD/results/<cfg>.built ("ok" or "failed")
+# for the guest loop.
+#
+# usage: test.sh [CONFIG...]     (TREES: the trees, default "6.12 6.1")
+#        test.sh --stage prepare|build|boot [CONFIG]   (one stage, for TREE)
 set -eu
 . "$(dirname "$0")/lib.sh"
-
-# Every tree in TREES (default: both), each with its configurations:
-# CONFIGS if given, else the tree's own list (configs_of in lib.sh). One
-# verdict over all of them at the end.
-if [ -z "${TEST_ONE_TREE:-}" ]; then
-	outs=""
-	for t in ${TREES:-6.12 6.1}; do
-		TREE=$t TEST_ONE_TREE=1 "$0" "$@" || die "tree $t: the bench itself failed"
-		outs="$outs $(cat "$REPO/build/$t/results/outs")"
-	done
-	printf '[bench] all trees done in %s s\n' "$(elapsed)" >&2
-	# shellcheck disable=SC2086
-	exec "$REPO/bench/verdict.sh" $outs
-fi
-configs=${*:-$(configs_of "$TREE")}
 
 # host_suite NAME COMMAND...: frame a host-side TAP producer like a guest
 # suite; its failure is a verdict, not a reason to stop the bench.
@@ -32,56 +28,137 @@ host_suite() {
 	if "$@"; then rc=0; else rc=$?; fi
 	echo "## exit $name $rc"
 }
-"$REPO/bench/deps.sh"
-"$REPO/bench/tree.sh"
+
+# The configurations of a tree that boot a guest, and those that only build.
+booted() { for c in "$@"; do case "$c" in i386|patches) ;; *) echo "$c" ;; esac; done; }
+build_only() { for c in "$@"; do case "$c" in i386|patches) echo "$c" ;; esac; done; }
 
 series_out=$BUILD/results/series
-rm -rf "$series_out" && mkdir -p "$series_out"
-{
-	host_suite host:series "$REPO/tests/host/series.sh" "$SRC"
-	host_suite host:verdict-selftest "$REPO/tests/host/verdict-selftest.sh"
-} > "$series_out/host.tap"
 
-outs=$series_out
-for cfg in $configs; do
-	# "patches" is not a kernel configuration: the walk below.
-	[ "$cfg" = patches ] && continue
+# The tree's source at the series and its host-side suites.
+stage_prepare() {
+	"$REPO/bench/tree.sh"
+	rm -rf "$series_out" && mkdir -p "$series_out"
+	{
+		host_suite host:series "$REPO/tests/host/series.sh" "$SRC"
+		host_suite host:verdict-selftest "$REPO/tests/host/verdict-selftest.sh"
+	} > "$series_out/host.tap"
+}
+
+# Everything of one configuration but its guest: kernel, guest programs,
+# initramfs and the host-side checks that read the build.
+stage_build() {
+	cfg=$1
 	out=$BUILD/results/$cfg
-	rm -rf "$out"
-	mkdir -p "$out"
-	outs="$outs $out"
-	if [ "$cfg" = i386 ]; then
+	t=$(elapsed)
+	case "$cfg" in
+	i386)
+		rm -rf "$out" && mkdir -p "$out"
 		"$REPO/bench/i386.sh" "$out" ||
 			host_suite bench:i386 false >> "$out/host.tap"
-		continue
-	fi
-	t=$(elapsed)
-	"$REPO/bench/kernel.sh" "$cfg"
-	"$REPO/bench/guest.sh" "$cfg"
-	tb=$(elapsed)
+		;;
+	patches)
+		# Each patch on its own, from the tip's base objects. The walk
+		# checks out older patches in $SRC: it runs after every other
+		# build of the tree, and nothing else builds from $SRC meanwhile.
+		"$REPO/bench/kernel.sh" base
+		host_suite host:patch-builds "$REPO/tests/host/patch-builds.sh" >> "$series_out/host.tap"
+		;;
+	*)
+		rm -rf "$out" && mkdir -p "$out"
+		"$REPO/bench/kernel.sh" "$cfg"
+		"$REPO/bench/guest.sh" "$cfg"
+		host_suite host:exports "$REPO/tests/host/exports.sh" "$(objdir "$cfg")" \
+			"$BUILD/modcheck-$cfg" > "$out/host.tap"
+		if [ "$cfg" = amd ]; then
+			host_suite host:amd "$REPO/tests/host/amd.sh" >> "$out/host.tap"
+		fi
+		;;
+	esac
+	say "$cfg: built in $(( $(elapsed) - t )) s"
+}
+
+stage_boot() {
+	cfg=$1
+	out=$BUILD/results/$cfg
 	"$REPO/bench/boot.sh" "$cfg" test "$out" || true
-	say "$cfg: built in $((tb - t)) s, guest ran $(cat "$out/boot.seconds") s;" \
+	say "$cfg: guest ran $(cat "$out/boot.seconds") s;" \
 	    "$(sed -n 's/^# \(user space reached .*\)/\1/p' "$out/results.tap" | tr -d '\r')"
 	say "$cfg: slowest suites (s): $(tr -d '\r' < "$out/results.tap" |
 		awk '/^## exit / && NF >= 5 { print $5, $3 }' | sort -rn | head -6 |
 		awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')"
-	host_suite host:exports "$REPO/tests/host/exports.sh" "$(objdir "$cfg")" \
-		"$BUILD/modcheck-$cfg" > "$out/host.tap"
-	if [ "$cfg" = amd ]; then
-		host_suite host:amd "$REPO/tests/host/amd.sh" >> "$out/host.tap"
-	fi
+}
+
+if [ "${1:-}" = --stage ]; then
+	case "${2:-}" in
+	prepare) stage_prepare ;;
+	build|boot)
+		if "stage_$2" "${3:?usage: test.sh --stage $2 CONFIG}"; then rc=0; else rc=$?; fi
+		if [ "$2" = build ]; then
+			if [ $rc -eq 0 ]; then echo ok; else echo failed; fi > "$BUILD/results/$3.built"
+		fi
+		exit $rc
+		;;
+	*) die "unknown stage '${2:-}' (prepare, build, boot)" ;;
+	esac
+	exit 0
+fi
+
+trees=${TREES:-6.12 6.1}
+# CONFIGS if given, else each tree's own list.
+configs() { if [ $# -gt 1 ]; then shift; echo "$@"; else configs_of "$1"; fi; }
+
+"$REPO/bench/deps.sh"
+for t in $trees; do
+	mkdir -p "$REPO/build/$t/results"
+	rm -f "$REPO/build/$t/results"/*.built
 done
 
-# Each patch on its own, once the tip is built as base (the walk starts
-# from its objects).
-case " $configs " in
-*" patches "*)
-	"$REPO/bench/kernel.sh" base
-	t=$(elapsed)
-	host_suite host:patch-builds "$REPO/tests/host/patch-builds.sh" >> "$series_out/host.tap"
-	say "every patch built in $(( $(elapsed) - t )) s"
-	;;
-esac
+(
+	for t in $trees; do
+		TREE=$t "$0" --stage prepare
+		# shellcheck disable=SC2046
+		for cfg in $(booted $(configs "$t" "$@")); do
+			TREE=$t "$0" --stage build "$cfg"
+		done
+	done
+	for t in $trees; do
+		# shellcheck disable=SC2046
+		for cfg in $(build_only $(configs "$t" "$@")); do
+			TREE=$t "$0" --stage build "$cfg"
+		done
+	done
+	printf '[bench] every build done at %s s\n' "$(elapsed)" >&2
+) &
+producer=$!
 
-say "tree done at $(elapsed) s"
-echo "$outs" > "$BUILD/results/outs"
+# wait_built TREE CONFIG: until the producer has built it; a failed build
+# (or a producer that stopped before it) ends the bench, as it always did.
+wait_built() {
+	marker=$REPO/build/$1/results/$2.built
+	while [ ! -f "$marker" ]; do
+		kill -0 "$producer" 2>/dev/null || [ -f "$marker" ] ||
+			die "tree $1: the bench stopped before building $2"
+		sleep 2
+	done
+	[ "$(cat "$marker")" = ok ] || { wait "$producer" || true; die "tree $1: building $2 failed"; }
+}
+
+outs=""
+for t in $trees; do
+	outs="$outs $REPO/build/$t/results/series"
+	# shellcheck disable=SC2046
+	for cfg in $(configs "$t" "$@"); do
+		[ "$cfg" = patches ] || outs="$outs $REPO/build/$t/results/$cfg"
+	done
+	# shellcheck disable=SC2046
+	for cfg in $(booted $(configs "$t" "$@")); do
+		wait_built "$t" "$cfg"
+		TREE=$t "$0" --stage boot "$cfg"
+	done
+done
+printf '[bench] every guest done at %s s\n' "$(elapsed)" >&2
+wait "$producer" || die "the bench itself failed"
+printf '[bench] all trees done in %s s\n' "$(elapsed)" >&2
+# shellcheck disable=SC2086
+exec "$REPO/bench/verdict.sh" $outs
