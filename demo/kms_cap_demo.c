@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * kms_cap_demo: what a compositor sees on the patched kernel. Lists the
- * CRTC, connector and planes of vkms, then shows DRM_CLIENT_CAP_ATOMIC_ONLY
- * at work: the legacy cursor ioctl before and after opting in, and the same
- * cursor move as an atomic commit.
+ * CRTC, connector and planes of vkms, then shows
+ * DRM_CLIENT_CAP_NO_LEGACY_CURSOR at work: the legacy cursor ioctl before and
+ * after opting in, the same cursor move as an atomic commit, a legacy page
+ * flip the cap leaves alone, and the cap staying set when asked to go.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,16 +96,20 @@ int main(void)
 
 	ret = drmModeMoveCursor(fd, kms.crtc_id, 50, 50) ? -errno : 0;
 	printf("without the cap:  legacy DRM_IOCTL_MODE_CURSOR move:   %s\n", result(ret));
-	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
-	printf("set DRM_CLIENT_CAP_ATOMIC_ONLY=1 (cap %d):           %s\n",
-	       DRM_CLIENT_CAP_ATOMIC_ONLY, result(ret));
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
+	printf("set DRM_CLIENT_CAP_NO_LEGACY_CURSOR=1 (cap %d):      %s\n",
+	       DRM_CLIENT_CAP_NO_LEGACY_CURSOR, result(ret));
 	ret = drmModeMoveCursor(fd, kms.crtc_id, 60, 60) ? -errno : 0;
 	printf("with the cap:     legacy DRM_IOCTL_MODE_CURSOR move:   %s\n", result(ret));
 	printf("with the cap:     cursor move as an atomic commit:     %s\n",
 	       result(move_cursor_atomic(fd, &kms, 60)));
-	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0);
+	ret = drmModePageFlip(fd, kms.crtc_id, primary.fb_id, DRM_MODE_PAGE_FLIP_EVENT, NULL) ?
+	      -errno : kms_wait_event(fd, 2000);
+	printf("with the cap:     legacy DRM_IOCTL_MODE_PAGE_FLIP:     %s\n", result(ret));
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 0);
+	printf("clear the cap (it holds until close):                %s\n", result(ret));
 	ret = drmModeMoveCursor(fd, kms.crtc_id, 70, 70) ? -errno : 0;
-	printf("after clearing:   legacy DRM_IOCTL_MODE_CURSOR move:   %s\n", result(ret));
+	printf("after that:       legacy DRM_IOCTL_MODE_CURSOR move:   %s\n", result(ret));
 
 	kms_fb_destroy(fd, &cursor);
 	kms_fb_destroy(fd, &primary);

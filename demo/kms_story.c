@@ -4,7 +4,7 @@
  * in a window (an overlay scaled 2x that does not cover the screen) and two
  * small overlays, the cursor over the video's edge, over the video and over
  * the desktop, shown by a ChromeOS-style client (atomic planes, legacy
- * cursor) and by a client holding DRM_CLIENT_CAP_ATOMIC_ONLY, on vkms
+ * cursor) and by a client holding DRM_CLIENT_CAP_NO_LEGACY_CURSOR, on vkms
  * emulating AMD's per-pipe cursors. Every frame is read back through the
  * writeback connector, written as PNG next to the frame the user meant to
  * see (the same layout with the cursor as a plane of its own, emulation
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <drm_fourcc.h>
 #include <png.h>
@@ -307,9 +308,52 @@ static void html_end(void)
 
 /* ---- one shot ----------------------------------------------------------- */
 
+/*
+ * DRM_CLIENT_CAP_NO_LEGACY_CURSOR holds until its file is closed: the
+ * opted-in compositor is a file of its own, DRM master while it commits the
+ * rig's scenes (framebuffers and property ids are the device's).
+ */
+static int plain_fd = -1, holder_fd = -1;
+
+static int opt_in(void)
+{
+	int fd = kms_open_driver("vkms");
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
+	if (!ret && (drmDropMaster(rig.fd) || drmSetMaster(fd)))
+		ret = -errno;
+	if (ret) {
+		drmSetMaster(rig.fd);
+		close(fd);
+		return ret;
+	}
+	plain_fd = rig.fd;
+	holder_fd = fd;
+	rig.fd = fd;
+	rig.kms.fd = fd;
+	return 0;
+}
+
+static void opt_out(void)
+{
+	if (holder_fd < 0)
+		return;
+	drmDropMaster(holder_fd);
+	drmSetMaster(plain_fd);
+	rig.fd = plain_fd;
+	rig.kms.fd = plain_fd;
+	close(holder_fd);
+	holder_fd = -1;
+}
+
 static int reset_all(void)
 {
-	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0);
+	opt_out();
 	drmModeSetCursor(rig.fd, rig.kms.crtc_id, 0, 0, 0);
 	set_skip_validation(&rig, false);
 	return rig_reset(&rig);
@@ -601,7 +645,7 @@ static void opted_in(enum where w, const char *caption)
 	layout(&meant, true, true, w);
 	s = meant;
 	reset_all();
-	cap = kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1) ? -errno : 0;
+	cap = opt_in();
 	/* A compositor tests its layout first, then commits what passed. */
 	test = scene_commit(&rig, &s, DRM_MODE_ATOMIC_TEST_ONLY);
 	if (test) {

@@ -4,7 +4,7 @@
 # the results port (ttyS1), between "## file NAME" and "## end" lines, for
 # bench/show.sh to decode into build/demo/.
 echo
-echo "=== $(uname -sr) on QEMU: vkms with DRM_CLIENT_CAP_ATOMIC_ONLY ==="
+echo "=== $(uname -sr) on QEMU: vkms with DRM_CLIENT_CAP_NO_LEGACY_CURSOR ==="
 modprobe vkms enable_overlay=1
 /demo/kms_cap_demo
 echo

@@ -1,12 +1,12 @@
 # libliftoff (Debian's libliftoff0 0.3.0), the plane allocator compositors
 # use, driven by /usr/bin/kms_liftoff (tests/liftoff/): a compositor-like
 # client that hands its layers to libliftoff and commits what it chose. Each
-# setting of vkms runs the client without and with DRM_CLIENT_CAP_ATOMIC_ONLY;
-# the table it prints is what the opt-in buys a compositor. The client keeps
-# each layout on screen until the next one's commit succeeded, so the kernel
-# checks transitions, as from a compositor; the LIFTOFF_COLD settings also
-# run it with --cold, each layout from a CRTC the previous one's freed
-# buffers left blank, for comparison.
+# setting of vkms runs the client without and with
+# DRM_CLIENT_CAP_NO_LEGACY_CURSOR; the table it prints is what the opt-in
+# buys a compositor. The client keeps each layout on screen until the next
+# one's commit succeeded, so the kernel checks transitions, as from a
+# compositor; the LIFTOFF_COLD settings also run it with --cold, each layout
+# from a CRTC the previous one's freed buffers left blank, for comparison.
 # Sourced by run-guest.sh with vkms loaded with enable_overlay=1.
 # shellcheck shell=sh
 

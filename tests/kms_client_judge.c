@@ -864,9 +864,9 @@ int main(int argc, char **argv)
 	 * replay instead; and should the replay's mode differ anyway, the
 	 * mode check below says so.
 	 */
-	ret = kms_set_cap(j.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+	ret = kms_set_cap(j.fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
 	if (ret)
-		tap_diag("cannot set DRM_CLIENT_CAP_ATOMIC_ONLY: %s", strerror(-ret));
+		tap_diag("cannot set DRM_CLIENT_CAP_NO_LEGACY_CURSOR: %s", strerror(-ret));
 	changed = bufs_changed();
 
 	/* Reference: the cursor as a plane on top, the picture there must be. */

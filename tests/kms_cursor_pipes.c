@@ -2,8 +2,8 @@
 /*
  * kms_cursor_pipes: vkms emulating per-pipe hardware cursors with a budget
  * of hardware pipes, the cursor mode it chooses for each state, the
- * validation policies and DRM_CLIENT_CAP_ATOMIC_ONLY, measured pixel by
- * pixel.
+ * validation policies and DRM_CLIENT_CAP_NO_LEGACY_CURSOR, measured pixel
+ * by pixel.
  *
  * With per_pipe_cursor=1, vkms draws the cursor in one of these modes
  * (debugfs vkms_cursor_state):
@@ -21,9 +21,10 @@
  * chose, and compared with the ideal picture. Verdicts come from commits
  * under three policies:
  *
- *   atomic-only  the client holds DRM_CLIENT_CAP_ATOMIC_ONLY
- *   guarded      a client without it, protect_legacy_cursor=1
- *   unguarded    a client without it, protect_legacy_cursor=0
+ *   no-legacy-cursor  the client holds DRM_CLIENT_CAP_NO_LEGACY_CURSOR
+ *                     (a file of its own: the cap cannot be cleared)
+ *   guarded           a client without it, protect_legacy_cursor=1
+ *   unguarded         a client without it, protect_legacy_cursor=0
  *
  * and, for reference only, two rules that do not look at the client:
  *
@@ -57,10 +58,10 @@
 #include "kms_scene.h"
 #include "tap.h"
 
-enum policy { ATOMIC_ONLY, GUARDED, UNGUARDED, AMDGPU_RULE, SEED_RULE, N_POLICIES };
+enum policy { NO_LEGACY, GUARDED, UNGUARDED, AMDGPU_RULE, SEED_RULE, N_POLICIES };
 
 static const char *const policy_name[N_POLICIES] = {
-	"atomic-only", "guarded", "unguarded", "amdgpu-6.12", "seed-001",
+	"no-legacy-cursor", "guarded", "unguarded", "amdgpu-6.12", "seed-001",
 };
 
 /* Short names for the tables; REF: refused, so no mode at all. */
@@ -147,9 +148,59 @@ static unsigned int scene_planes(const struct scene *s)
 /* Refusals by the cursor rules that came without their debug line. */
 static unsigned int silent_refusals;
 
-static void set_policy(int fd, enum policy p)
+static bool give_master(int from, int to)
 {
-	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, p == ATOMIC_ONLY);
+	drmDropMaster(from);
+	return drmSetMaster(to) == 0;
+}
+
+/*
+ * DRM_CLIENT_CAP_NO_LEGACY_CURSOR holds for the lifetime of a file, so the
+ * client holding it is a second file of the device, opened after the rig
+ * and holding the cap from the start. The rig commits from it by handing
+ * it master (framebuffers, blobs and property ids are the device's, so it
+ * commits the rig's scenes as they are) and hands master back afterwards.
+ */
+static int plain_fd = -1, holder_fd = -1;
+
+static int holder_open(void)
+{
+	int fd = kms_open_driver("vkms");
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	plain_fd = rig.fd;
+	holder_fd = fd;
+	return 0;
+}
+
+/* The rig's commits come from @fd from now on, which becomes master. */
+static void commit_from(int fd)
+{
+	static bool warned;
+
+	if (rig.fd == fd)
+		return;
+	if (!give_master(rig.fd, fd) && !warned) {
+		tap_diag("handing master to the %s file failed: %s",
+			 fd == holder_fd ? "cap holder's" : "plain", strerror(errno));
+		warned = true;
+	}
+	rig.fd = fd;
+	rig.kms.fd = fd;
+}
+
+static void set_policy(enum policy p)
+{
+	commit_from(p == NO_LEGACY ? holder_fd : plain_fd);
 	set_protect_legacy(p != UNGUARDED);
 	set_amdgpu_rule(p == AMDGPU_RULE);
 }
@@ -159,10 +210,10 @@ static int commit_as(const struct scene *s, enum policy p, uint32_t flags)
 {
 	int ret;
 
-	set_policy(rig.fd, p);
+	set_policy(p);
 	kmsg_mark();
 	ret = scene_commit(&rig, s, flags);
-	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0);
+	commit_from(plain_fd);
 	if (ret && ret != -EINVAL)
 		tap_diag("unexpected error %s from a commit", strerror(-ret));
 	if (ret == -EINVAL && !kmsg_seen("per-pipe cursor:", NULL))
@@ -328,12 +379,6 @@ static unsigned int vblanks_during(int (*update)(int i), int n)
 }
 
 /* Hands DRM master from one file to another (we are root in the guest). */
-static bool give_master(int from, int to)
-{
-	drmDropMaster(from);
-	return drmSetMaster(to) == 0;
-}
-
 /* ---- scaling and zpos, against a software reference ---------------------- */
 
 static int src_pixel(int dst_len, int src_len, int i)
@@ -429,7 +474,7 @@ static void test_scaling(void)
 /* ---- named scenarios -------------------------------------------------------- */
 
 /*
- * The primary is full screen. @expect is, per policy (atomic-only, guarded,
+ * The primary is full screen. @expect is, per policy (no-legacy-cursor, guarded,
  * unguarded), the cursor mode of the committed state or REF for a refusal,
  * each commit starting from the primary plane alone. By the rules: native
  * if per-pipe copies are right for any cursor; else dedicated if a pipe is
@@ -582,7 +627,7 @@ static void test_scenarios(void)
 
 		scenario_scene(c, &s);
 		plan += 3 + 1 + (scene_planes(&s) > scenario_pipes(c));
-		for (int p = ATOMIC_ONLY; p <= UNGUARDED; p++)
+		for (int p = NO_LEGACY; p <= UNGUARDED; p++)
 			plan += c->expect[p] != REF;
 	}
 	tap_plan(plan);
@@ -598,17 +643,17 @@ static void test_scenarios(void)
 		hw_pipes(scenario_pipes(c));
 		reset_state();
 
-		for (int p = ATOMIC_ONLY; p <= UNGUARDED; p++) {
+		for (int p = NO_LEGACY; p <= UNGUARDED; p++) {
 			bool got = accepted(&scene, p);
 
 			tap_ok(got == (c->expect[p] != REF), "%s: %s client %s", c->name,
 			       policy_name[p], got ? "accepted" : "refused");
 		}
 		if (scene_planes(&scene) > scenario_pipes(c)) {
-			set_policy(rig.fd, ATOMIC_ONLY);
+			set_policy(NO_LEGACY);
 			kmsg_mark();
 			ret = scene_commit(&rig, &scene, DRM_MODE_ATOMIC_TEST_ONLY);
-			kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0);
+			commit_from(plain_fd);
 			tap_ok(ret == -EINVAL && kmsg_seen("per-pipe cursor:", "the hardware has"),
 			       "%s: the refusal's debug line names the pipe budget", c->name);
 		}
@@ -619,7 +664,7 @@ static void test_scenarios(void)
 		       "%s: native per-pipe picture %s (%ld pixels differ, first at %d,%d)",
 		       c->name, c->artifact ? "is wrong" : "is right", diff, x, y);
 
-		for (int p = ATOMIC_ONLY; p <= UNGUARDED; p++) {
+		for (int p = NO_LEGACY; p <= UNGUARDED; p++) {
 			if (c->expect[p] == REF)
 				continue;
 			reset_state();
@@ -646,7 +691,7 @@ static void test_scenarios(void)
  * committed from the primary plane alone, then, for @moved, after moving
  * overlay 0 to @moved_x in a second commit that changes nothing else.
  * amdgpu's mode is @amdgpu (REF: refused) and its picture right or not;
- * the atomic-only client always sees the ideal picture, in mode @cap.
+ * the no-legacy-cursor client always sees the ideal picture, in mode @cap.
  */
 struct rule_case {
 	const char *name;
@@ -730,7 +775,7 @@ static void test_amdgpu_rule(void)
 		if (c->amdgpu == REF) {
 			tap_ok(ret == -EINVAL, "amdgpu rule: %s: refused (%s)", c->name,
 			       strerror(-ret));
-			set_policy(rig.fd, AMDGPU_RULE);
+			set_policy(AMDGPU_RULE);
 			kmsg_mark();
 			ret = scene_commit(&rig, &s, DRM_MODE_ATOMIC_TEST_ONLY);
 			tap_ok(ret == -EINVAL && kmsg_seen("per-pipe cursor: amdgpu rule:", NULL),
@@ -746,9 +791,9 @@ static void test_amdgpu_rule(void)
 			amdgpu_wrong += ret == 0 && diff != 0;
 		}
 
-		ret = rule_commit(c, &s, ATOMIC_ONLY);
+		ret = rule_commit(c, &s, NO_LEGACY);
 		tap_ok(ret == 0 && look(c->cap),
-		       "amdgpu rule: %s: the atomic-only client gets cursor %s, displayed right (%s)",
+		       "amdgpu rule: %s: the no-legacy-cursor client gets cursor %s, displayed right (%s)",
 		       c->name, cursor_mode_name(c->cap), ret ? strerror(-ret) : seen);
 	}
 	hw_pipes(HW_PIPES_DEFAULT);
@@ -944,19 +989,19 @@ static void test_clients(void)
 
 	/* Opted in: everything atomic, each commit checked as a whole. */
 	s.cursor = cursor(200, 10, 64, 64);
-	tap_ok(commit_as(&s, ATOMIC_ONLY, 0) == 0,
-	       "atomic-only, no free pipe: scaled overlay accepted with the cursor away, guard on");
+	tap_ok(commit_as(&s, NO_LEGACY, 0) == 0,
+	       "no-legacy-cursor, no free pipe: scaled overlay accepted with the cursor away, guard on");
 	s.cursor = cursor(100, 60, 64, 64);
-	tap_ok(commit_as(&s, ATOMIC_ONLY, 0) == -EINVAL,
-	       "atomic-only, no free pipe: moving the cursor over the scaled overlay is refused");
-	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+	tap_ok(commit_as(&s, NO_LEGACY, 0) == -EINVAL,
+	       "no-legacy-cursor, no free pipe: moving the cursor over the scaled overlay is refused");
+	commit_from(holder_fd);
 	tap_ok(legacy_move(100, 60) == -EINVAL,
-	       "atomic-only: the legacy cursor ioctl is refused by the capability");
-	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0);
+	       "no-legacy-cursor: the legacy cursor ioctl is refused by the capability");
+	commit_from(plain_fd);
 	s.cursor = cursor(220, 120, 32, 32);
-	tap_ok(commit_as(&s, ATOMIC_ONLY, 0) == 0,
-	       "atomic-only, no free pipe: another safe cursor position accepted");
-	tap_ok(look(NAT), "atomic-only, no free pipe: native, nothing wrong displayed (%s)", seen);
+	tap_ok(commit_as(&s, NO_LEGACY, 0) == 0,
+	       "no-legacy-cursor, no free pipe: another safe cursor position accepted");
+	tap_ok(look(NAT), "no-legacy-cursor, no free pipe: native, nothing wrong displayed (%s)", seen);
 
 	/*
 	 * A client without the cap, guarded, is not refused because of planes
@@ -966,7 +1011,7 @@ static void test_clients(void)
 	s.overlay[0].x = 50;
 	s.overlay[0].y = 30;
 	ret = commit_as(&s, GUARDED, DRM_MODE_ATOMIC_TEST_ONLY);
-	tap_ok(ret == 0, "plain atomic client, guarded: moving the overlay the atomic-only client left is accepted (%s)",
+	tap_ok(ret == 0, "plain atomic client, guarded: moving the overlay the no-legacy-cursor client left is accepted (%s)",
 	       strerror(-ret));
 	reset_state();
 	tap_ok(commit_as(&s, GUARDED, DRM_MODE_ATOMIC_TEST_ONLY) == -EINVAL,
@@ -1072,7 +1117,7 @@ static bool crtc_active(int fd)
 }
 
 /*
- * The compositor (atomic-only) leaves @s; a legacy client takes over and
+ * The compositor (no-legacy-cursor) leaves @s; a legacy client takes over and
  * uses everything a legacy client uses. Where a pipe is free nothing may be
  * refused; where none is, a cursor move may be refused exactly when the
  * cursor would show wrong (@bad, from the oracle). Nothing wrong may ever
@@ -1087,9 +1132,10 @@ static void handover_round(const char *name, const struct scene *s, enum cursor_
 
 	set_protect_legacy(protect);
 	hw_pipes(HW_PIPES_DEFAULT);
-	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+	commit_from(holder_fd);
 	ret = scene_commit(&rig, s, 0);
-	tap_ok(ret == 0, "%s, %s: the atomic-only compositor's state is accepted (%s)",
+	commit_from(plain_fd);
+	tap_ok(ret == 0, "%s, %s: the no-legacy-cursor compositor's state is accepted (%s)",
 	       name, guard, strerror(-ret));
 	tap_ok(look(mode), "%s, %s: cursor %s, nothing wrong displayed (%s)", name, guard,
 	       cursor_mode_name(mode), seen);
@@ -1130,7 +1176,6 @@ static void handover_round(const char *name, const struct scene *s, enum cursor_
 	}
 
 	ret = give_master(l.fd, rig.fd) ? 0 : -EACCES;
-	kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0);
 	if (!ret)
 		ret = rig_attach_writeback(&rig) ?: reset_state();
 	tap_ok(ret == 0, "%s, %s: the compositor takes master back and restores its state (%s)",
@@ -1323,7 +1368,7 @@ static bool mode_allowed(const struct cursor_state *cs, unsigned int planes, uns
 
 static void test_sweep(unsigned int count, uint32_t seed)
 {
-	static const enum policy order[] = { GUARDED, ATOMIC_ONLY, UNGUARDED, AMDGPU_RULE };
+	static const enum policy order[] = { GUARDED, NO_LEGACY, UNGUARDED, AMDGPU_RULE };
 	const bool amdgpu = have_amdgpu_rule();
 	struct counts c[N_POLICIES] = { };
 	/* States amdgpu's rule shows right that the cap does not get. */
@@ -1469,19 +1514,19 @@ static void test_sweep(unsigned int count, uint32_t seed)
 		 * what the mode rules accept but leaves unsafe for legacy cursors;
 		 * without the guard a client gets the mode rules only.
 		 */
-		if ((committed[ATOMIC_ONLY] || !ok[ATOMIC_ONLY]) &&
-		    ok[GUARDED] != (ok[ATOMIC_ONLY] && cs[ATOMIC_ONLY].legacy_safe)) {
+		if ((committed[NO_LEGACY] || !ok[NO_LEGACY]) &&
+		    ok[GUARDED] != (ok[NO_LEGACY] && cs[NO_LEGACY].legacy_safe)) {
 			guard_mismatch++;
-			state_diag("guarded %s, atomic-only %s, legacy_safe %d: %s",
+			state_diag("guarded %s, no-legacy-cursor %s, legacy_safe %d: %s",
 				   ok[GUARDED] ? "accepts" : "refuses",
-				   ok[ATOMIC_ONLY] ? "accepts" : "refuses",
-				   ok[ATOMIC_ONLY] && cs[ATOMIC_ONLY].legacy_safe, desc);
+				   ok[NO_LEGACY] ? "accepts" : "refuses",
+				   ok[NO_LEGACY] && cs[NO_LEGACY].legacy_safe, desc);
 		}
-		unguarded_mismatch += ok[UNGUARDED] != ok[ATOMIC_ONLY];
-		if (committed[AMDGPU_RULE] && !shown[AMDGPU_RULE] && !ok[ATOMIC_ONLY] &&
+		unguarded_mismatch += ok[UNGUARDED] != ok[NO_LEGACY];
+		if (committed[AMDGPU_RULE] && !shown[AMDGPU_RULE] && !ok[NO_LEGACY] &&
 		    image_diff(&img_shown[image[AMDGPU_RULE]], &img_ideal, NULL, NULL) == 0) {
 			cap_misses_amdgpu++;
-			state_diag("amdgpu-6.12 shows it right, atomic-only refuses it: %s", desc);
+			state_diag("amdgpu-6.12 shows it right, no-legacy-cursor refuses it: %s", desc);
 		}
 	}
 	reset_state();
@@ -1514,18 +1559,18 @@ static void test_sweep(unsigned int count, uint32_t seed)
 			 recall_displayable(k));
 	}
 
-	for (int p = ATOMIC_ONLY; p <= UNGUARDED; p++)
+	for (int p = NO_LEGACY; p <= UNGUARDED; p++)
 		tap_ok(c[p].wrong == 0,
 		       "sweep: %s policy displays every state it accepts right (precision %.2f%%)",
 		       policy_name[p], precision(&c[p]));
-	for (int p = ATOMIC_ONLY; p <= UNGUARDED; p++)
+	for (int p = NO_LEGACY; p <= UNGUARDED; p++)
 		tap_ok(c[p].disagree == 0 && c[p].bad_mode == 0,
 		       "sweep: %s policy commits what TEST_ONLY accepted, in a mode the rules allow (%lu refused, %lu wrong modes)",
 		       policy_name[p], c[p].disagree, c[p].bad_mode);
 	tap_ok(artifacts > 0, "sweep: with validation off the oracle finds artifacts (%lu)",
 	       artifacts);
 	if (amdgpu) {
-		const struct counts *a = &c[AMDGPU_RULE], *o = &c[ATOMIC_ONLY];
+		const struct counts *a = &c[AMDGPU_RULE], *o = &c[NO_LEGACY];
 		unsigned long a_acc = a->accepted_clean + a->accepted_artifact;
 		unsigned long o_acc = o->accepted_clean + o->accepted_artifact;
 
@@ -1535,23 +1580,23 @@ static void test_sweep(unsigned int count, uint32_t seed)
 		       "sweep: amdgpu's rule is in force: it chose native (%lu) and overlay (%lu) modes",
 		       a->mode[CURSOR_NATIVE], a->mode[CURSOR_DEDICATED]);
 		tap_ok(cap_misses_amdgpu == 0,
-		       "sweep: atomic-only accepts every state amdgpu's rule shows right (%lu not)",
+		       "sweep: no-legacy-cursor accepts every state amdgpu's rule shows right (%lu not)",
 		       cap_misses_amdgpu);
 		tap_ok(o_acc - o->wrong > a_acc - a->wrong,
-		       "sweep: atomic-only shows more states right than amdgpu's rule (%lu > %lu)",
+		       "sweep: no-legacy-cursor shows more states right than amdgpu's rule (%lu > %lu)",
 		       o_acc - o->wrong, a_acc - a->wrong);
 	} else {
 		for (int i = 0; i < 3; i++)
 			tap_skip("the kernel has no vkms.amdgpu_cursor_rule",
 				 "sweep: comparison %d with amdgpu's rule", i + 1);
 	}
-	tap_ok(recall(&c[ATOMIC_ONLY]) >= 99.0,
-	       "sweep: atomic-only recall is at least 99%% (%.2f%%)", recall(&c[ATOMIC_ONLY]));
-	tap_ok(recall_displayable(&c[ATOMIC_ONLY]) >= 99.0,
-	       "sweep: atomic-only shows at least 99%% of what vkms can show right (%.2f%%)",
-	       recall_displayable(&c[ATOMIC_ONLY]));
+	tap_ok(recall(&c[NO_LEGACY]) >= 99.0,
+	       "sweep: no-legacy-cursor recall is at least 99%% (%.2f%%)", recall(&c[NO_LEGACY]));
+	tap_ok(recall_displayable(&c[NO_LEGACY]) >= 99.0,
+	       "sweep: no-legacy-cursor shows at least 99%% of what vkms can show right (%.2f%%)",
+	       recall_displayable(&c[NO_LEGACY]));
 	tap_ok(unguarded_mismatch == 0,
-	       "sweep: unguarded verdicts equal atomic-only verdicts (%lu differ)",
+	       "sweep: unguarded verdicts equal no-legacy-cursor verdicts (%lu differ)",
 	       unguarded_mismatch);
 	tap_ok(guard_mismatch == 0,
 	       "sweep: guarded refuses exactly the accepted states debugfs calls unsafe for legacy cursors (%lu differ)",
@@ -1678,7 +1723,7 @@ static enum outcome teardown_look(const char *desc)
 static int client_open(struct rig *cl)
 {
 	return rig_open_client(cl, &rig) ?:
-	       kms_set_cap(cl->fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+	       kms_set_cap(cl->fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
 }
 
 /* The client, master, puts @s back. */
@@ -1688,7 +1733,7 @@ static int teardown_restore(struct rig *cl, const struct scene *s)
 }
 
 /*
- * Every random state the atomic-only policy accepts is committed by a
+ * Every random state the no-legacy-cursor policy accepts is committed by a
  * second client that owns its framebuffers; then, each time from that
  * state again, a plane is disabled by an atomic commit, a framebuffer is
  * removed, the file is closed: commits that only disable planes, two of
@@ -2088,6 +2133,7 @@ int main(int argc, char **argv)
 			prctl(PR_SET_NAME, argv[i + 1]);
 
 	check_setup(rig_open(&rig), "vkms with overlays, cursor and writeback");
+	check_setup(holder_open(), "a second file holding DRM_CLIENT_CAP_NO_LEGACY_CURSOR");
 	check_setup(kmsg_open() ?: drm_debug_enable(0x10), "/dev/kmsg and drm.debug");
 	check_setup(image_alloc(&img_pipes) ?: image_alloc(&img_ideal) ?:
 		    image_alloc(&img_scratch) ?: image_alloc(&img_shown[0]) ?:

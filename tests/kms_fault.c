@@ -525,9 +525,50 @@ static bool same_frame(const struct snapshot *a, const struct snapshot *b)
 
 /* ---- policies and preparations ------------------------------------------- */
 
+/*
+ * DRM_CLIENT_CAP_NO_LEGACY_CURSOR holds for the lifetime of a file: the
+ * cap holder is a second file of the device, holding it from the start.
+ * The rig commits from it by handing it master (framebuffers and property
+ * ids are the device's) and goes back to its own file for the ordinary
+ * commit after every call.
+ */
+static int plain_fd = -1, holder_fd = -1;
+
+static int holder_open(void)
+{
+	int fd = open(card_path, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	plain_fd = rig.fd;
+	holder_fd = fd;
+	return 0;
+}
+
+/* The rig's commits come from @fd from now on, which becomes master. */
+static int commit_from(int fd)
+{
+	if (rig.fd == fd)
+		return 0;
+	drmDropMaster(rig.fd);
+	if (drmSetMaster(fd))
+		return -errno;
+	rig.fd = fd;
+	rig.kms.fd = fd;
+	return 0;
+}
+
 static int set_policy(enum policy p)
 {
-	int ret = kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, p == CAP);
+	int ret = commit_from(p == CAP ? holder_fd : plain_fd);
 
 	ret = ret ?: set_per_pipe(p != PLANE);
 	ret = ret ?: set_protect_legacy(p != UNGUARDED);
@@ -542,7 +583,7 @@ static int ordinary_commit(void)
 	struct scene s;
 	int ret;
 
-	ret = kms_set_cap(rig.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0) ?: set_per_pipe(true) ?:
+	ret = commit_from(plain_fd) ?: set_per_pipe(true) ?:
 	      set_protect_legacy(true) ?: set_hw_pipes(HW_PIPES_DEFAULT);
 	if (!ret && have_amdgpu_rule())
 		ret = set_amdgpu_rule(false);
@@ -716,7 +757,7 @@ static int run_rmfb(const struct op *op)
 	return errno_of(drmModeRmFB(rig.fd, doomed_fb.fb_id));
 }
 
-/* A new file that opts in: open, the atomic cap, then DRM_CLIENT_CAP_ATOMIC_ONLY. */
+/* A new file that opts in: open, the atomic cap, then DRM_CLIENT_CAP_NO_LEGACY_CURSOR. */
 static int run_open_opt_in(const struct op *op)
 {
 	int fd = open(card_path, O_RDWR | O_CLOEXEC);
@@ -726,7 +767,7 @@ static int run_open_opt_in(const struct op *op)
 	if (fd < 0)
 		return -errno;
 	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
-	ret = ret ?: kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+	ret = ret ?: kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
 	close(fd);
 	return ret;
 }
@@ -1051,6 +1092,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	card_path[len] = '\0';
+	ret = holder_open();
+	if (ret) {
+		tap_diag("setup failed: a second file holding the cap: %s", strerror(-ret));
+		return 1;
+	}
 	lseek(kmsg_fd, 0, SEEK_END);
 
 	for (unsigned int i = 0; i < n; i++) {

@@ -192,13 +192,13 @@ run_tap() {
 	cat "$out"
 	return $rc
 }
-run_self() { run_tap /tmp/as-self.tap /tests/kms_atomic_only; }
+run_self() { run_tap /tmp/as-self.tap /tests/kms_no_legacy_cursor; }
 run_chrome() {
-	cp /tests/kms_atomic_only /tmp/chrome
+	cp /tests/kms_no_legacy_cursor /tmp/chrome
 	run_tap /tmp/as-chrome.tap /tmp/chrome --comm chrome
 }
-suite kms_atomic_only run_self
-suite kms_atomic_only@chrome run_chrome
+suite kms_no_legacy_cursor run_self
+suite kms_no_legacy_cursor@chrome run_chrome
 suite same_verdicts_as_chrome same_as_chrome
 
 # Per-pipe cursors need overlays; the sweep and the teardown are smaller

@@ -6,9 +6,10 @@
  *   test_nocap  atomic TEST_ONLY commit of the whole state (connector, CRTC,
  *               primary + 3 opaque unscaled overlays + 64x64 cursor at the
  *               next position of a path across the overlays' edges), by a
- *               client without DRM_CLIENT_CAP_ATOMIC_ONLY;
- *   test_cap    the same by a client holding the cap (patched kernel only:
- *               the unpatched one refuses cap 10);
+ *               client without DRM_CLIENT_CAP_NO_LEGACY_CURSOR;
+ *   test_cap    the same by a client holding the cap, a second file that
+ *               holds it from its open (patched kernel only: the unpatched
+ *               one refuses cap 10);
  *   move        legacy cursor move, drmModeMoveCursor(), no cap;
  *   compose     vkms composition of one 1920x1080 frame: primary + 3 opaque
  *               unscaled overlays + 64x64 cursor across an overlay's edge;
@@ -43,8 +44,8 @@
 
 #include "bench_util.h"
 
-#ifndef DRM_CLIENT_CAP_ATOMIC_ONLY
-#error "needs the patched uapi headers (DRM_CLIENT_CAP_ATOMIC_ONLY)"
+#ifndef DRM_CLIENT_CAP_NO_LEGACY_CURSOR
+#error "needs the patched uapi headers (DRM_CLIENT_CAP_NO_LEGACY_CURSOR)"
 #endif
 
 #define CURSOR 64
@@ -67,11 +68,13 @@ struct plane {
 };
 
 struct bench {
-	int fd;
+	int fd;			/* the file that commits now, DRM master */
+	int plain_fd;		/* without the cap */
+	int cap_fd;		/* with DRM_CLIENT_CAP_NO_LEGACY_CURSOR, or -1 */
 	struct kms_device kms;
 	uint32_t wb;
 	bool patched;		/* vkms has per_pipe_cursor */
-	bool cap;		/* DRM_CLIENT_CAP_ATOMIC_ONLY accepted */
+	bool cap;		/* DRM_CLIENT_CAP_NO_LEGACY_CURSOR accepted */
 	struct plane primary, cursor, overlay[KMS_MAX_OVERLAYS];
 	uint32_t conn_crtc, wb_crtc, wb_fb, wb_fence, crtc_active, crtc_mode;
 };
@@ -161,9 +164,35 @@ static int record(const char *figure, const char *set, int round, double time, i
 	return 0;
 }
 
-static int set_atomic_only(struct bench *b, bool on)
+/*
+ * The cap holds until its file is closed: commits "with the cap" come from
+ * a second file that holds it, made master for them (the request carries
+ * ids only, which are the device's).
+ */
+static int use_cap(struct bench *b, bool on)
 {
-	return b->cap ? kms_set_cap(b->fd, DRM_CLIENT_CAP_ATOMIC_ONLY, on) : 0;
+	int fd = on && b->cap ? b->cap_fd : b->plain_fd;
+
+	if (fd == b->fd)
+		return 0;
+	if (drmDropMaster(b->fd) || drmSetMaster(fd))
+		return -errno;
+	b->fd = fd;
+	return 0;
+}
+
+/* A second file with the cap; false on a kernel that does not know it. */
+static bool open_cap_file(struct bench *b)
+{
+	b->cap_fd = kms_open_driver("vkms");
+	if (b->cap_fd >= 0 && !kms_set_cap(b->cap_fd, DRM_CLIENT_CAP_ATOMIC, 1) &&
+	    !kms_set_cap(b->cap_fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) &&
+	    !kms_set_cap(b->cap_fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1))
+		return true;
+	if (b->cap_fd >= 0)
+		close(b->cap_fd);
+	b->cap_fd = -1;
+	return false;
 }
 
 /*
@@ -232,7 +261,7 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 
 			bench_set_per_pipe(on);
 			for (int cap = 0; cap < (b->cap ? 2 : 1); cap++) {
-				if (set_atomic_only(b, cap))
+				if (use_cap(b, cap))
 					return -EIO;
 				t0 = bench_ticks();
 				for (int i = 0; i < calls; i++) {
@@ -253,7 +282,7 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 					   bench_ticks() - t0, calls))
 					return -ENOMEM;
 			}
-			if (set_atomic_only(b, false))
+			if (use_cap(b, false))
 				return -EIO;
 			t0 = bench_ticks();
 			for (int i = 0; i < calls; i++) {
@@ -520,7 +549,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	b.patched = access("/sys/module/vkms/parameters/per_pipe_cursor", F_OK) == 0;
-	b.cap = kms_set_cap(b.fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0) == 0;
+	b.plain_fd = b.fd;
+	b.cap = open_cap_file(&b);
 	b.wb = kms_find_writeback(b.fd);
 	b.conn_crtc = kms_prop_id(b.fd, b.kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID");
 	b.crtc_active = kms_prop_id(b.fd, b.kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE");
@@ -539,7 +569,7 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < b.kms.overlay_count; i++)
 		if (plane_init(b.fd, &b.overlay[i], b.kms.overlay_ids[i]))
 			return 1;
-	printf("# kernel %s: per_pipe_cursor %s, DRM_CLIENT_CAP_ATOMIC_ONLY %s\n",
+	printf("# kernel %s: per_pipe_cursor %s, DRM_CLIENT_CAP_NO_LEGACY_CURSOR %s\n",
 	       b.patched ? "patched" : "unpatched", b.patched ? "present" : "absent",
 	       b.cap ? "accepted" : "refused");
 

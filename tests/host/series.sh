@@ -67,22 +67,23 @@ rm -rf "$tmp"
 
 (cd "$src" && grep -q '^.. kernel-doc:: include/uapi/drm/drm.h' Documentation/gpu/drm-uapi.rst &&
 	./scripts/kernel-doc -rst -internal include/uapi/drm/drm.h 2>/dev/null |
-	grep -A15 'c:function:: DRM_CLIENT_CAP_ATOMIC_ONLY' | grep -q 'declares that it changes KMS state')
-tap_result $? "drm-uapi.rst pulls in the kernel-doc of DRM_CLIENT_CAP_ATOMIC_ONLY"
+	grep -A15 'c:function:: DRM_CLIENT_CAP_NO_LEGACY_CURSOR' | grep -q 'declares that it will not update the cursor')
+tap_result $? "drm-uapi.rst pulls in the kernel-doc of DRM_CLIENT_CAP_NO_LEGACY_CURSOR"
 # amdgpu documents what the series changes: on 6.1 a module parameter, on
-# 6.12 the cursor mode of atomic-only clients, next to upstream's modes.
+# 6.12 the cursor mode of clients without legacy cursor, next to upstream's
+# modes.
 if [ "$TREE" = 6.1 ]; then
 	(cd "$src" && grep -q 'doc: protect_legacy_cursor' Documentation/gpu/amdgpu/module-parameters.rst &&
 		./scripts/kernel-doc -rst -function 'protect_legacy_cursor (bool)' \
 			drivers/gpu/drm/amd/display/amdgpu_dm/amdgpu_dm.c 2>/dev/null | grep -q 'legacy cursor')
 	tap_result $? "amdgpu's module-parameters.rst documents protect_legacy_cursor"
 else
-	doc='Cursor Modes - Clients holding DRM_CLIENT_CAP_ATOMIC_ONLY'
+	doc='Cursor Modes - Clients holding DRM_CLIENT_CAP_NO_LEGACY_CURSOR'
 	(cd "$src" && grep -q ":doc: $doc" Documentation/gpu/amdgpu/display/display-manager.rst &&
 		./scripts/kernel-doc -rst -function "$doc" \
 			drivers/gpu/drm/amd/display/amdgpu_dm/amdgpu_dm_cursor.c 2>/dev/null |
-		grep -q 'DRM_CLIENT_CAP_ATOMIC_ONLY')
-	tap_result $? "display-manager.rst pulls in the cursor mode of atomic-only clients"
+		grep -q 'DRM_CLIENT_CAP_NO_LEGACY_CURSOR')
+	tap_result $? "display-manager.rst pulls in the cursor mode of clients without legacy cursor"
 fi
 
 tap_status

@@ -15,8 +15,9 @@
  * its commit, while they are on screen: the kernel's RMFB commits switch
  * those planes off, and the next layout starts from an almost empty CRTC.
  *
- * --cap asks for DRM_CLIENT_CAP_ATOMIC_ONLY. A kernel that does not know the
- * cap refuses it with EINVAL; the client then goes on without it, as a real
+ * --cap asks for DRM_CLIENT_CAP_NO_LEGACY_CURSOR (the client moves its
+ * cursor in its atomic commits only). A kernel that does not know the cap
+ * refuses it with EINVAL; the client then goes on without it, as a real
  * compositor must. One line per layout:
  *
  *   layout NAME cap=set|refused|off planes=N composited=N layers=N
@@ -437,14 +438,14 @@ int main(int argc, char **argv)
 	}
 	if (want_cap) {
 		/* The cap is new: an older kernel says EINVAL, and we carry on without it. */
-		ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
+		ret = kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
 		if (!ret) {
 			c.cap = "set";
 		} else if (ret == -EINVAL) {
 			c.cap = "refused";
-			printf("# DRM_CLIENT_CAP_ATOMIC_ONLY refused (EINVAL): going on without it\n");
+			printf("# DRM_CLIENT_CAP_NO_LEGACY_CURSOR refused (EINVAL): going on without it\n");
 		} else {
-			fprintf(stderr, "kms_liftoff: DRM_CLIENT_CAP_ATOMIC_ONLY: %s\n",
+			fprintf(stderr, "kms_liftoff: DRM_CLIENT_CAP_NO_LEGACY_CURSOR: %s\n",
 				strerror(-ret));
 			return 1;
 		}

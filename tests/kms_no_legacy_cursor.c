@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * kms_atomic_only: DRM_CLIENT_CAP_ATOMIC_ONLY, end to end on vkms.
+ * kms_no_legacy_cursor: DRM_CLIENT_CAP_NO_LEGACY_CURSOR, end to end on vkms.
  *
- * A client that sets the capability promises to change KMS state only with
- * atomic commits. The kernel holds it to that: every legacy state-changing
- * ioctl of that file fails with EINVAL and a drm debug line naming the
- * handler, while the same change through DRM_IOCTL_MODE_ATOMIC succeeds and
- * is checked as coming from an atomic-only client. Other files, and the same
- * file after clearing the capability, keep the legacy behaviour.
+ * A client that sets the capability promises, for the lifetime of its file,
+ * not to update the cursor through the legacy cursor uAPI: CURSOR, CURSOR2,
+ * and SETPLANE of the cursor plane, the requests the kernel sends down the
+ * legacy cursor path. The kernel holds it to that: those fail with EINVAL
+ * and a drm debug line, while the same change through DRM_IOCTL_MODE_ATOMIC
+ * succeeds and is checked as a commit no legacy cursor update follows.
+ * Every other legacy ioctl keeps working: they build full commits that the
+ * driver checks like any other, and those commits do not carry the mark.
+ * The capability cannot be cleared, not even by clearing ATOMIC; other
+ * files keep the legacy behaviour.
  *
  * Each legacy operation is first run without the capability and must
  * succeed: an EINVAL caused by a bad argument can then never pass for the
@@ -25,15 +29,17 @@
 #include "kms_util.h"
 #include "tap.h"
 
-#ifndef DRM_CLIENT_CAP_ATOMIC_ONLY
+#ifndef DRM_CLIENT_CAP_NO_LEGACY_CURSOR
 #error "build against the patched kernel's uapi headers (make headers_install)"
 #endif
 
 #define CURSOR_SIZE 64
 #define DRM_UT_KMS 0x04
 #define DRM_UT_ATOMIC 0x10
-#define REFUSAL "refused: file holds DRM_CLIENT_CAP_ATOMIC_ONLY"
-#define ATOMIC_ONLY_CHECK "(atomic-only client)"
+#define REFUSAL "refused: file holds DRM_CLIENT_CAP_NO_LEGACY_CURSOR"
+#define CLEAR_REFUSAL "DRM_CLIENT_CAP_NO_LEGACY_CURSOR cannot be cleared"
+/* drm_atomic_check_only()'s debug line for a commit with the bit set */
+#define MARK "(no legacy cursor)"
 
 struct ctx {
 	struct kms_device kms;
@@ -61,6 +67,13 @@ static int legacy_setplane(struct ctx *c)
 	return ret_errno(drmModeSetPlane(c->fd, c->kms.primary_id, c->kms.crtc_id,
 					 fb->fb_id, 0, 0, 0, fb->width, fb->height,
 					 0, 0, fb->width << 16, fb->height << 16));
+}
+
+static int legacy_setplane_cursor(struct ctx *c)
+{
+	return ret_errno(drmModeSetPlane(c->fd, c->kms.cursor_id, c->kms.crtc_id,
+					 c->cursor.fb_id, 0, 100, 80, CURSOR_SIZE, CURSOR_SIZE,
+					 0, 0, CURSOR_SIZE << 16, CURSOR_SIZE << 16));
 }
 
 static int legacy_cursor_set(struct ctx *c)
@@ -192,36 +205,9 @@ static int fill_cursor_move(struct ctx *c, drmModeAtomicReqPtr req)
 	return kms_add(c->fd, req, c->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "CRTC_X", 120);
 }
 
-static int fill_flip(struct ctx *c, drmModeAtomicReqPtr req)
-{
-	return kms_add(c->fd, req, c->kms.primary_id, DRM_MODE_OBJECT_PLANE,
-		       "FB_ID", c->fb[!c->front].fb_id);
-}
-
-static int fill_plane_prop(struct ctx *c, drmModeAtomicReqPtr req)
-{
-	return kms_add(c->fd, req, c->kms.primary_id, DRM_MODE_OBJECT_PLANE, "CRTC_X", 0);
-}
-
-static int fill_crtc_prop(struct ctx *c, drmModeAtomicReqPtr req)
-{
-	return kms_add(c->fd, req, c->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
-}
-
-static int fill_connector_prop(struct ctx *c, drmModeAtomicReqPtr req)
-{
-	return kms_add(c->fd, req, c->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR,
-		       "CRTC_ID", c->kms.crtc_id);
-}
-
 static int atomic_modeset(struct ctx *c)
 {
 	return atomic_do(c, fill_modeset, DRM_MODE_ATOMIC_ALLOW_MODESET);
-}
-
-static int atomic_primary(struct ctx *c)
-{
-	return atomic_do(c, fill_primary, 0);
 }
 
 static int atomic_cursor(struct ctx *c)
@@ -234,36 +220,10 @@ static int atomic_cursor_move(struct ctx *c)
 	return atomic_do(c, fill_cursor_move, 0);
 }
 
-static int atomic_flip(struct ctx *c)
-{
-	int ret = atomic_do(c, fill_flip,
-			    DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT);
-
-	if (ret)
-		return ret;
-	c->front = !c->front;
-	return kms_wait_event(c->fd, 2000);
-}
-
-static int atomic_plane_prop(struct ctx *c)
-{
-	return atomic_do(c, fill_plane_prop, 0);
-}
-
-static int atomic_crtc_prop(struct ctx *c)
-{
-	return atomic_do(c, fill_crtc_prop, 0);
-}
-
-static int atomic_connector_prop(struct ctx *c)
-{
-	return atomic_do(c, fill_connector_prop, 0);
-}
-
 struct legacy_op {
 	const char *name;
-	/* Kernel handler, as the refusal's debug line names it. */
-	const char *handler;
+	/* What the refusal's debug line names, for the refused ones. */
+	const char *tag;
 	int (*legacy)(struct ctx *c);
 	/* The same change through DRM_IOCTL_MODE_ATOMIC, if the device has one. */
 	int (*atomic)(struct ctx *c);
@@ -271,115 +231,148 @@ struct legacy_op {
 	bool driver_may_refuse;
 };
 
-#define OP(_name, _handler, _legacy, _atomic) \
-	{ .name = _name, .handler = _handler, .legacy = _legacy, .atomic = _atomic }
+#define CURSOR_TAG "CURSOR ioctl"
+#define SETPLANE_TAG "SETPLANE of a cursor plane"
 
-static const struct legacy_op ops[] = {
-	OP("SETCRTC", "drm_mode_setcrtc", legacy_setcrtc, atomic_modeset),
-	OP("SETPLANE", "drm_mode_setplane", legacy_setplane, atomic_primary),
-	OP("CURSOR set", "drm_mode_cursor_ioctl", legacy_cursor_set, atomic_cursor),
-	OP("CURSOR move", "drm_mode_cursor_ioctl", legacy_cursor_move, atomic_cursor_move),
-	OP("CURSOR2", "drm_mode_cursor2_ioctl", legacy_cursor2, atomic_cursor),
-	OP("PAGE_FLIP", "drm_mode_page_flip_ioctl", legacy_page_flip, atomic_flip),
-	{ .name = "SETGAMMA", .handler = "drm_mode_gamma_set_ioctl",
-	  .legacy = legacy_setgamma, .driver_may_refuse = true },
-	OP("SETPROPERTY connector DPMS", "drm_connector_property_set_ioctl",
-	   legacy_connector_dpms, atomic_crtc_prop),
-	OP("OBJ_SETPROPERTY plane CRTC_X", "drm_mode_obj_set_property_ioctl",
-	   legacy_plane_prop, atomic_plane_prop),
-	OP("OBJ_SETPROPERTY crtc ACTIVE", "drm_mode_obj_set_property_ioctl",
-	   legacy_crtc_prop, atomic_crtc_prop),
-	OP("OBJ_SETPROPERTY connector CRTC_ID", "drm_mode_obj_set_property_ioctl",
-	   legacy_connector_prop, atomic_connector_prop),
+#define OP(_name, _tag, _legacy, _atomic) \
+	{ .name = _name, .tag = _tag, .legacy = _legacy, .atomic = _atomic }
+
+/* The legacy cursor uAPI: refused to holders of the capability. */
+static const struct legacy_op refused_ops[] = {
+	OP("CURSOR set", CURSOR_TAG, legacy_cursor_set, atomic_cursor),
+	OP("CURSOR move", CURSOR_TAG, legacy_cursor_move, atomic_cursor_move),
+	OP("CURSOR2", CURSOR_TAG, legacy_cursor2, atomic_cursor),
+	OP("SETPLANE cursor plane", SETPLANE_TAG, legacy_setplane_cursor, atomic_cursor),
 };
 
-#define N_OPS (sizeof(ops) / sizeof(ops[0]))
+/* Every other legacy ioctl that changes KMS state: holders keep them. */
+static const struct legacy_op accepted_ops[] = {
+	OP("SETCRTC", NULL, legacy_setcrtc, NULL),
+	OP("SETPLANE primary plane", NULL, legacy_setplane, NULL),
+	OP("PAGE_FLIP", NULL, legacy_page_flip, NULL),
+	{ .name = "SETGAMMA", .legacy = legacy_setgamma, .driver_may_refuse = true },
+	OP("SETPROPERTY connector DPMS", NULL, legacy_connector_dpms, NULL),
+	OP("OBJ_SETPROPERTY plane CRTC_X", NULL, legacy_plane_prop, NULL),
+	OP("OBJ_SETPROPERTY crtc ACTIVE", NULL, legacy_crtc_prop, NULL),
+	OP("OBJ_SETPROPERTY connector CRTC_ID", NULL, legacy_connector_prop, NULL),
+};
+
+#define N_REFUSED (sizeof(refused_ops) / sizeof(refused_ops[0]))
+#define N_ACCEPTED (sizeof(accepted_ops) / sizeof(accepted_ops[0]))
 
 /*
- * A legacy call that the atomic-only rule did not touch: it either worked,
- * or (for ops the driver itself may refuse) failed with something other
- * than the rule's EINVAL, and logged no refusal.
+ * A legacy call that the capability did not touch: it either worked, or
+ * (for ops the driver itself may refuse) failed with something other than
+ * the refusal's EINVAL; it logged no refusal, and no commit it made was
+ * checked as one no legacy cursor update follows (the helpers that build
+ * it do not know the file).
  */
 static bool legacy_allowed(struct ctx *c, const struct legacy_op *op, int *err)
 {
-	bool refused;
+	bool refused_or_marked;
 
 	kmsg_mark();
 	*err = op->legacy(c);
-	refused = kmsg_seen(op->handler, REFUSAL);
+	refused_or_marked = kmsg_seen_either(REFUSAL, MARK);
 	if (op->driver_may_refuse)
-		return !refused && *err != -EINVAL;
-	return !refused && *err == 0;
+		return !refused_or_marked && *err != -EINVAL;
+	return !refused_or_marked && *err == 0;
+}
+
+static void check_ops_allowed(struct ctx *c, const struct legacy_op *ops, size_t n,
+			      const char *when)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err;
+		bool ok = legacy_allowed(c, &ops[i], &err);
+
+		tap_ok(ok, "%s: legacy %s works, not refused, its commit not marked (%s)",
+		       when, ops[i].name, strerror(-err));
+	}
 }
 
 static void check_legacy_allowed(struct ctx *c, const char *when)
 {
-	for (size_t i = 0; i < N_OPS; i++) {
-		int err;
-		bool ok = legacy_allowed(c, &ops[i], &err);
-
-		tap_ok(ok, "%s: legacy %s works (%s)", when, ops[i].name, strerror(-err));
-	}
+	check_ops_allowed(c, refused_ops, N_REFUSED, when);
+	check_ops_allowed(c, accepted_ops, N_ACCEPTED, when);
 }
 
-/* One TEST_ONLY commit; reports whether its check ran as atomic-only. */
+/* One TEST_ONLY commit; reports whether it was checked with the mark. */
 static int check_marked(struct ctx *c, bool *marked)
 {
 	int ret;
 
 	kmsg_mark();
 	ret = atomic_do(c, fill_primary, DRM_MODE_ATOMIC_TEST_ONLY);
-	*marked = kmsg_seen("checking", ATOMIC_ONLY_CHECK);
+	*marked = kmsg_seen("checking", MARK);
 	return ret;
 }
 
+/* Clearing the capability: refused with EINVAL and its debug line. */
+static bool clear_refused(int fd)
+{
+	int ret;
+
+	kmsg_mark();
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 0);
+	return ret == -EINVAL && kmsg_seen(CLEAR_REFUSAL, NULL);
+}
+
+#define CAP_SETTING_TESTS 8
+
+/* On a file of its own, not master: only SET_CLIENT_CAP is looked at. */
 static void test_cap_setting(void)
 {
 	int fd = kms_open_driver("vkms");
 
 	if (fd < 0) {
-		for (int i = 0; i < 6; i++)
+		for (int i = 0; i < CAP_SETTING_TESTS; i++)
 			tap_ok(false, "cap setting: could not open a second file");
 		return;
 	}
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1) == -EINVAL,
-	       "cap setting: ATOMIC_ONLY without ATOMIC fails with EINVAL");
+	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == -EINVAL,
+	       "cap setting: NO_LEGACY_CURSOR without ATOMIC fails with EINVAL");
 	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) == 0,
 	       "cap setting: ATOMIC=1 succeeds");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 2) == -EINVAL,
-	       "cap setting: ATOMIC_ONLY=2 fails with EINVAL");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1) == 0,
-	       "cap setting: ATOMIC_ONLY=1 after ATOMIC succeeds");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0) == 0,
-	       "cap setting: ATOMIC_ONLY=0 clears it");
+	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 2) == -EINVAL,
+	       "cap setting: NO_LEGACY_CURSOR=2 fails with EINVAL");
+	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 0) == 0,
+	       "cap setting: NO_LEGACY_CURSOR=0 before it was set succeeds (nothing to clear)");
+	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == 0,
+	       "cap setting: NO_LEGACY_CURSOR=1 after ATOMIC succeeds");
+	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == 0,
+	       "cap setting: NO_LEGACY_CURSOR=1 again succeeds");
+	tap_ok(clear_refused(fd),
+	       "cap setting: NO_LEGACY_CURSOR=0 after 1 fails with EINVAL and a debug line");
 	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 0);
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1) == -EINVAL,
-	       "cap setting: ATOMIC_ONLY after ATOMIC was cleared fails with EINVAL");
+	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
+	tap_ok(clear_refused(fd),
+	       "cap setting: clearing ATOMIC and setting it again did not clear NO_LEGACY_CURSOR");
 	close(fd);
 }
 
-static void test_refusals(struct ctx *c)
+/*
+ * The legacy cursor uAPI on a holder's file: EINVAL and the debug line
+ * naming the path; with @atomic, the atomic equivalent succeeds.
+ */
+static void test_refusals(struct ctx *c, const char *when, bool atomic)
 {
-	for (size_t i = 0; i < N_OPS; i++) {
-		const struct legacy_op *op = &ops[i];
+	for (size_t i = 0; i < N_REFUSED; i++) {
+		const struct legacy_op *op = &refused_ops[i];
 		int err;
 		bool logged;
 
 		kmsg_mark();
 		err = op->legacy(c);
-		logged = kmsg_seen(op->handler, REFUSAL);
+		logged = kmsg_seen(op->tag, REFUSAL);
 		tap_ok(err == -EINVAL && logged,
-		       "with cap: legacy %s refused with EINVAL and a debug line (%s%s)",
-		       op->name, strerror(-err), logged ? "" : ", no debug line");
-
-		if (!op->atomic) {
-			tap_skip("no atomic equivalent on this device",
-				 "with cap: atomic equivalent of %s succeeds", op->name);
+		       "%s: legacy %s refused with EINVAL and a debug line (%s%s)",
+		       when, op->name, strerror(-err), logged ? "" : ", no debug line");
+		if (!atomic)
 			continue;
-		}
 		err = op->atomic(c);
-		tap_ok(err == 0, "with cap: atomic equivalent of %s succeeds (%s)",
-		       op->name, strerror(-err));
+		tap_ok(err == 0, "%s: atomic equivalent of %s succeeds (%s)",
+		       when, op->name, strerror(-err));
 	}
 }
 
@@ -500,7 +493,7 @@ static void test_getters(struct ctx *c)
 
 		kmsg_mark();
 		ok = getters[i].run(c);
-		refused = kmsg_seen(REFUSAL, NULL);
+		refused = kmsg_seen_either(REFUSAL, CLEAR_REFUSAL);
 		tap_ok(ok && !refused, "with cap: %s still works", getters[i].name);
 	}
 }
@@ -518,7 +511,7 @@ static void test_second_file(struct ctx *c)
 		drmDropMaster(first) == 0 && drmSetMaster(second) == 0;
 	tap_ok(ready, "second file: becomes master while the first holds the cap");
 	if (!ready) {
-		for (size_t i = 0; i < N_OPS + 1; i++)
+		for (size_t i = 0; i < N_REFUSED + N_ACCEPTED + 1; i++)
 			tap_ok(false, "second file: not run");
 		goto out;
 	}
@@ -530,7 +523,7 @@ static void test_second_file(struct ctx *c)
 	c->fd = second;
 	check_legacy_allowed(c, "second file");
 	tap_ok(check_marked(c, &marked) == 0 && !marked,
-	       "second file: its atomic commits are not checked as atomic-only");
+	       "second file: its atomic commits are not marked " MARK);
 	kms_fb_destroy(second, &c->cursor);
 	c->cursor = first_cursor;
 	c->fd = first;
@@ -590,8 +583,8 @@ static void print_identity(void)
 
 int main(int argc, char **argv)
 {
-	/* cap setting, marks, masters and clearing: 15; per op: 5; getters */
-	const int planned = 15 + 5 * N_OPS + N_GETTERS;
+	const int planned = CAP_SETTING_TESTS + 9 + 6 * N_REFUSED + 3 * N_ACCEPTED +
+			    N_GETTERS;
 	struct ctx c;
 	bool marked;
 	int fd, ret;
@@ -615,31 +608,35 @@ int main(int argc, char **argv)
 	test_cap_setting();
 
 	tap_ok(check_marked(&c, &marked) == 0 && !marked,
-	       "without cap: atomic commits are not checked as atomic-only");
+	       "without cap: atomic commits are not marked " MARK);
 	check_legacy_allowed(&c, "without cap");
 
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1) == 0,
-	       "with cap: ATOMIC_ONLY=1 accepted");
+	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == 0,
+	       "with cap: NO_LEGACY_CURSOR=1 accepted");
 	tap_ok(check_marked(&c, &marked) == 0 && marked,
-	       "with cap: atomic commits are checked as atomic-only");
-	test_refusals(&c);
+	       "with cap: atomic commits are marked " MARK);
+	test_refusals(&c, "with cap", true);
+	check_ops_allowed(&c, accepted_ops, N_ACCEPTED, "with cap");
 	test_getters(&c);
 
+	/* The promise holds for the file's lifetime. */
+	tap_ok(clear_refused(fd),
+	       "clearing: NO_LEGACY_CURSOR=0 refused with EINVAL and a debug line");
+	test_refusals(&c, "after the refused clear", false);
+	tap_ok(check_marked(&c, &marked) == 0 && marked,
+	       "after the refused clear: atomic commits are still marked " MARK);
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 0);
+	if (!ret) {
+		kmsg_mark();
+		ret = legacy_cursor_move(&c);
+		ret = ret == -EINVAL && kmsg_seen(CURSOR_TAG, REFUSAL) ? 0 : -1;
+	}
+	tap_ok(ret == 0, "clearing ATOMIC leaves NO_LEGACY_CURSOR set: legacy cursor move refused");
+	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) == 0,
+	       "ATOMIC=1 again accepted");
+
 	test_second_file(&c);
-
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 0) == 0,
-	       "after clearing: ATOMIC_ONLY=0 accepted");
-	check_legacy_allowed(&c, "after clearing");
-	tap_ok(check_marked(&c, &marked) == 0 && !marked,
-	       "after clearing: atomic commits are not checked as atomic-only");
-
-	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC_ONLY, 1);
-	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 0);
-	tap_ok(legacy_cursor_move(&c) == 0,
-	       "clearing ATOMIC withdraws ATOMIC_ONLY: legacy cursor move works");
-	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
-	tap_ok(legacy_cursor_move(&c) == 0,
-	       "re-enabling ATOMIC does not bring ATOMIC_ONLY back");
+	test_refusals(&c, "after another file was master", false);
 
 	kms_fb_destroy(fd, &c.cursor);
 	kms_fb_destroy(fd, &c.fb[0]);
