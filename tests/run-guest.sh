@@ -144,32 +144,39 @@ amdgpu_load() {
 	tap_status
 }
 
-# amdgpu's KUnit suites (6.12 series), run at module load: KTAP as in
-# kunit_module, collected while the module is loaded.
+# amdgpu's KUnit suites (6.12 series; 6.1's has the DC comparison only),
+# run at module load: KTAP as in kunit_module, collected while the module
+# is loaded.
 amdgpu_kunit() {
 	modprobe amdgpu || { echo "## suite kunit:amdgpu"; echo "## exit kunit:amdgpu 1"; return; }
 	kunit_results
-	case "$(uname -r)" in 6.12*) suite amdgpu_cursor_dc amdgpu_cursor_dc ;; esac
+	case "$(uname -r)" in 6.12*|6.1.*) suite amdgpu_cursor_dc amdgpu_cursor_dc ;; esac
 	rmmod amdgpu
 }
 
-# The 6.12 series checks its cursor helper against DC's own cursor
+# Both series check their cursor helper against DC's own cursor
 # programming (amdgpu_dm_cursor_dc, run at module load): it must have run,
-# with every named situation, its seed and all its random stacks. Its
-# figures are copied into the results as comments.
+# with every named situation, its seed and all its random stacks, on each
+# cursor path of the tree's DC (6.12: DCN 1.0, 2.0 and 4.0.1; 6.1, which
+# has no DCN 4.0.1: DCN 1.0 and 2.0). Its figures are copied into the
+# results as comments.
 amdgpu_cursor_dc() {
 	r=/sys/kernel/debug/kunit/amdgpu_dm_cursor_dc/results
+	case "$(uname -r)" in
+	6.12*) gens="dcn10, dcn20 and dcn401" ngens=3 ;;
+	*) gens="dcn10 and dcn20" ngens=2 ;;
+	esac
 	tap_plan 4
 	tap_check "amdgpu_dm_cursor_dc ran when amdgpu loaded" test -f $r
 	[ -f $r ] && grep -E '# amdgpu_dm_cursor_dc_random: ' $r | sed 's/^ *# */# /'
 	named=$(grep -cE '^ +ok [0-9]+ ' $r 2>/dev/null || true)
 	named=$((${named:-0} - 2))
-	tap_check "amdgpu_dm_cursor_dc: $named named situations, each on dcn10, dcn20 and dcn401, none failing" \
+	tap_check "amdgpu_dm_cursor_dc: $named named situations, each on $gens, none failing" \
 		sh -c "[ $named -ge 28 ] && ! grep -q 'not ok' $r"
 	tap_check "amdgpu_dm_cursor_dc: seed 0x16c0ffee, 10000 random stacks per generation" \
 		grep -q 'seed 0x16c0ffee, 10000 random stacks per generation' $r
-	tap_check "amdgpu_dm_cursor_dc: 30000 random stacks compared, no difference" \
-		sh -c "grep -q '30000 random stacks in' $r && [ \$(grep -c 'differences 0\$' $r) -eq 3 ]"
+	tap_check "amdgpu_dm_cursor_dc: $((ngens * 10000)) random stacks compared, no difference" \
+		sh -c "grep -q '$((ngens * 10000)) random stacks in' $r && [ \$(grep -c 'differences 0\$' $r) -eq $ngens ]"
 	tap_status
 }
 

@@ -104,6 +104,10 @@ dc='## suite amdgpu_cursor_dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee
 expect_cfg 1 "a 6.12 amd guest that did not compare the helper with DC fails" \
 	"a/6.12/results/amd" "$good" "$log"
 expect_cfg 0 "a 6.12 amd guest that did passes" "b/6.12/results/amd" "$dc$good" "$log"
+expect_cfg 1 "a 6.1 amd guest that did not compare the helper with DC fails" \
+	"c/6.1/results/amd" "$good" "$log"
+expect_cfg 0 "a 6.1 amd guest that did passes" "d/6.1/results/amd" "$dc$good" "$log"
+expect_cfg 0 "a 6.1 base guest needs no DC comparison" "e/6.1/results/base" "$good" "$log"
 # The plan at the end: counted by the run, not by hand.
 echo "1..$n"
 [ $failed -eq 0 ]
