@@ -27,6 +27,8 @@ loglevel=6
 append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 bench.mode=$mode bench.config=$cfg"
 # Developer shortcut: BENCH_ONLY=<glob> runs only the guest suites matching it.
 [ -n "${BENCH_ONLY:-}" ] && append="$append bench.only=$BENCH_ONLY"
+# BENCH_FAULT_SWEEPS=2: the fault suite sweeps twice (default once).
+[ -n "${BENCH_FAULT_SWEEPS:-}" ] && append="$append bench.fault_sweeps=$BENCH_FAULT_SWEEPS"
 
 if [ "$mode" != test ]; then
 	console="-serial stdio"

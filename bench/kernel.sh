@@ -51,7 +51,7 @@ fi
 # uses). Same source tree, so the recorded dependencies stay valid.
 if [ "$cfg" = amd ] && [ ! -f "$obj/.config" ] && [ -f "$(objdir base)/vmlinux" ]; then
 	say "$cfg: starting from the base objects"
-	cp -a "$(objdir base)" "$obj"
+	copy_objdir "$(objdir base)" "$obj"
 	rm -rf "$obj/mods" "$obj/hdr" "$obj/build.log"
 fi
 mkdir -p "$obj"

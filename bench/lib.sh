@@ -69,6 +69,17 @@ karch() { case "$1" in i386) echo ARCH=i386 ;; esac; }
 
 kernel_release() { cat "$(objdir "$1")/include/config/kernel.release"; }
 
+# copy_objdir FROM TO: a build directory that kbuild continues from, for a
+# configuration or a patch walk that differs a little. Objtool's own build
+# records absolute output paths; pointed at the copy, objtool stays as it
+# is. Otherwise it relinks, and on 6.1, where every object depends on the
+# objtool binary, the whole kernel rebuilds.
+copy_objdir() {
+	rm -rf "$2"
+	cp -a "$1" "$2"
+	find "$2/tools" -name '.*.cmd' -exec sed -i "s|$1/|$2/|g" {} +
+}
+
 # Modification times of source files, kept across a checkout that rewrites
 # them, so that kbuild rebuilds only what really changed. POSIX sh has no
 # local variables: these use their own names, callers loop over f and n.

@@ -315,6 +315,17 @@ static const char *const splat_words[] = {
 #define KMEMLEAK_FALLBACK "kmemleak: Cannot allocate a scan area"
 
 /*
+ * Upstream's vkms vblank timer WARNs when drm_crtc_next_vblank_start(),
+ * which reads the timer without a lock, races the timer's callback (syzbot
+ * 93bd128a383695391534). Not this series' bug: counted, not reported, when
+ * the WARN names that function and its trace that caller, the rule
+ * bench/verdict.sh applies to the kernel log.
+ */
+#define UPSTREAM_VBLANK_WARN "vkms_get_vblank_timestamp+"
+#define UPSTREAM_VBLANK_CALLER "drm_crtc_next_vblank_start+"
+static unsigned int upstream_vblank_warns;
+
+/*
  * The first report the kernel logged since the last call, copied to @buf.
  * Upstream's WARN for a failed kernel commit is not a report when
  * @expect_warn: its errno goes to @warn_errno instead, and its trace up to
@@ -322,6 +333,9 @@ static const char *const splat_words[] = {
  */
 static bool kmsg_splat(char *buf, size_t len, bool expect_warn, int *warn_errno)
 {
+	/* A trace may still be arriving at the end of a call: kept for the next. */
+	static char vblank_warn[256];
+	static bool in_vblank_warn, vblank_caller;
 	char rec[8192];
 	bool found = false, in_warn = false;
 
@@ -337,6 +351,29 @@ static bool kmsg_splat(char *buf, size_t len, bool expect_warn, int *warn_errno)
 		msg = strchr(rec, ';') ? strchr(rec, ';') + 1 : rec;
 		if (in_warn) {
 			in_warn = !strstr(msg, "---[ end trace");
+			continue;
+		}
+		if (in_vblank_warn) {
+			const char *frame = msg + strspn(msg, " ");
+
+			if (!strncmp(frame, UPSTREAM_VBLANK_CALLER, strlen(UPSTREAM_VBLANK_CALLER)))
+				vblank_caller = true;
+			if (!strstr(msg, "---[ end trace"))
+				continue;
+			in_vblank_warn = false;
+			if (vblank_caller) {
+				upstream_vblank_warns++;
+			} else if (!found) {
+				snprintf(buf, len, "%s", vblank_warn);
+				found = true;
+			}
+			continue;
+		}
+		if (strstr(msg, "WARNING:") && strstr(msg, UPSTREAM_VBLANK_WARN)) {
+			snprintf(vblank_warn, sizeof(vblank_warn), "%.200s", msg);
+			vblank_warn[strcspn(vblank_warn, "\n")] = '\0';
+			in_vblank_warn = true;
+			vblank_caller = false;
 			continue;
 		}
 		w = strstr(msg, EXPECTED_WARN);
@@ -1115,6 +1152,9 @@ int main(int argc, char **argv)
 	}
 	tap_diag("%lu allocation failures injected in all, %lu of them failed the call",
 		 total_points, total_failed_calls);
+	if (upstream_vblank_warns)
+		tap_diag("upstream's vkms vblank timer WARNed %u time(s) from drm_crtc_next_vblank_start(), not counted",
+			 upstream_vblank_warns);
 	tap_ok(only || total_failed_calls >= 500,
 	       "at least 500 injected allocation failures failed the call (%lu)",
 	       total_failed_calls);

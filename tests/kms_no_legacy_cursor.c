@@ -227,7 +227,7 @@ struct legacy_op {
 	int (*legacy)(struct ctx *c);
 	/* The same change through DRM_IOCTL_MODE_ATOMIC, if the device has one. */
 	int (*atomic)(struct ctx *c);
-	/* vkms has no gamma table: SETGAMMA fails on its own, but not with EINVAL. */
+	/* 6.1's vkms has no gamma table: SETGAMMA fails there, but not with EINVAL. */
 	bool driver_may_refuse;
 };
 

@@ -159,13 +159,14 @@ amdgpu_kunit() {
 # with every named situation, its seed and all its random stacks, on each
 # cursor path of the tree's DC (6.12: DCN 1.0, 2.0 and 4.0.1; 6.1, which
 # has no DCN 4.0.1: DCN 1.0 and 2.0). Its figures are copied into the
-# results as comments.
+# results as comments. The suite of amdgpu's cursor verdict must have run
+# and passed too.
 amdgpu_cursor_dc() {
 	r=/sys/kernel/debug/kunit/amdgpu_dm_cursor_dc/results
 	case "$(uname -r)" in
-	6.12*) gens="dcn10, dcn20 and dcn401" ngens=3 ;;
+	6.12*) gens="dcn10, dcn20 and dcn401" ngens=3 verdict=amdgpu_dm_cursor ;;
 	*)
-		gens="dcn10 and dcn20" ngens=2
+		gens="dcn10 and dcn20" ngens=2 verdict=amdgpu_dm_cursor_verdict
 		# 6.1's debugfs keeps 512 bytes of each test's log
 		# (KUNIT_LOG_SIZE); the kernel log has every line. The suite's
 		# last run: amdgpu may have been loaded more than once.
@@ -180,7 +181,10 @@ amdgpu_cursor_dc() {
 		fi
 		;;
 	esac
-	tap_plan 4
+	tap_plan 5
+	# amdgpu's cursor verdict, driven from KUnit on hand-built plane stacks.
+	tap_check "$verdict, amdgpu's cursor verdict, ran and passed" \
+		grep -qE "^ok [0-9]+ $verdict\$" /sys/kernel/debug/kunit/$verdict/results
 	tap_check "amdgpu_dm_cursor_dc ran when amdgpu loaded" test -f $r
 	[ -f $r ] && grep -E '# amdgpu_dm_cursor_dc_random: ' $r | sed 's/^ *# */# /'
 	named=$(grep -cE '^ +ok [0-9]+ ' $r 2>/dev/null || true)
@@ -242,7 +246,11 @@ fault_injection() {
 	# What boot left unreferenced is not this suite's: reported and
 	# cleared before it starts.
 	echo scan > $KMEMLEAK && echo clear > $KMEMLEAK
-	run_tap /tmp/fault.tap /tests/kms_fault
+	# One sweep by default, for CI's time: about 1,100 injected failures,
+	# but patch 7's allocation of the old planes' model is reached about
+	# every other run; BENCH_FAULT_SWEEPS=2 make test (bench.fault_sweeps
+	# on the guest's command line) sweeps twice.
+	run_tap /tmp/fault.tap /tests/kms_fault --sweeps "${BENCH_FAULT_SWEEPS:-1}"
 }
 
 kmemleak_after() {

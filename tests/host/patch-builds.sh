@@ -45,8 +45,7 @@ tap_plan "$((count + amd_walk))"
 # The object directory starts as a copy of the base one, which has the
 # same sources (O= builds record absolute source paths) and the tip built.
 if [ ! -f "$obj/vmlinux" ]; then
-	rm -rf "$obj"
-	cp -a "$(objdir base)" "$obj"
+	copy_objdir "$(objdir base)" "$obj"
 fi
 rm -rf "$obj/mods" "$obj/hdr"
 
@@ -69,8 +68,7 @@ for c in $commits; do
 	# The patches touching amdgpu, with amdgpu: from the amd objects of the tip.
 	amd_obj=$BUILD/obj-patches-amd
 	if [ ! -f "$amd_obj/vmlinux" ]; then
-		rm -rf "$amd_obj"
-		cp -a "$(objdir amd)" "$amd_obj"
+		copy_objdir "$(objdir amd)" "$amd_obj"
 	fi
 	rm -rf "$amd_obj/mods" "$amd_obj/hdr"
 	# The walk's checkouts renewed the times of files this patch has as
