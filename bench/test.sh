@@ -10,9 +10,9 @@
 # suites run one at a time), a build keeps both, so the guests run while a
 # background producer builds the next configurations. The producer builds
 # every configuration that boots, tree by tree, then the build-only ones
-# (i386, patches), so that the last guests run while those build. A stage
-# of the producer leaves $BUILD/results/<cfg>.built ("ok" or "failed")
-# for the guest loop.
+# (i386, patches), so that the last guests run while those build. Each
+# build leaves $BUILD/results/<cfg>.built ("ok" or "failed") for the guest
+# loop; a failed build stops the producer and the bench, as before.
 #
 # usage: test.sh [CONFIG...]     (TREES: the trees, default "6.12 6.1")
 #        test.sh --stage prepare|build|boot [CONFIG]   (one stage, for TREE)
@@ -89,16 +89,12 @@ stage_boot() {
 		awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')"
 }
 
+# One stage in a process of its own, so that set -e stops it at the first
+# failing step (inside an "if" or "||" it would not).
 if [ "${1:-}" = --stage ]; then
 	case "${2:-}" in
 	prepare) stage_prepare ;;
-	build|boot)
-		if "stage_$2" "${3:?usage: test.sh --stage $2 CONFIG}"; then rc=0; else rc=$?; fi
-		if [ "$2" = build ]; then
-			if [ $rc -eq 0 ]; then echo ok; else echo failed; fi > "$BUILD/results/$3.built"
-		fi
-		exit $rc
-		;;
+	build|boot) "stage_$2" "${3:?usage: test.sh --stage $2 CONFIG}" ;;
 	*) die "unknown stage '${2:-}' (prepare, build, boot)" ;;
 	esac
 	exit 0
@@ -114,18 +110,28 @@ for t in $trees; do
 	rm -f "$REPO/build/$t/results"/*.built
 done
 
+# build_marked TREE CONFIG: the build stage, and its marker for the guests.
+build_marked() {
+	if TREE=$1 "$0" --stage build "$2"; then
+		echo ok > "$REPO/build/$1/results/$2.built"
+	else
+		echo failed > "$REPO/build/$1/results/$2.built"
+		return 1
+	fi
+}
+
 (
 	for t in $trees; do
 		TREE=$t "$0" --stage prepare
 		# shellcheck disable=SC2046
 		for cfg in $(booted $(configs "$t" "$@")); do
-			TREE=$t "$0" --stage build "$cfg"
+			build_marked "$t" "$cfg"
 		done
 	done
 	for t in $trees; do
 		# shellcheck disable=SC2046
 		for cfg in $(build_only $(configs "$t" "$@")); do
-			TREE=$t "$0" --stage build "$cfg"
+			build_marked "$t" "$cfg"
 		done
 	done
 	printf '[bench] every build done at %s s\n' "$(elapsed)" >&2
