@@ -317,15 +317,12 @@ static int plain_fd = -1, holder_fd = -1;
 
 static int opt_in(void)
 {
-	int fd = kms_open_driver("vkms");
-	int ret;
+	int fd = kms_make_holder(kms_open_driver("vkms"));
+	int ret = 0;
 
 	if (fd < 0)
 		return fd;
-	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ?:
-	      kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ?:
-	      kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
-	if (!ret && (drmDropMaster(rig.fd) || drmSetMaster(fd)))
+	if (drmDropMaster(rig.fd) || drmSetMaster(fd))
 		ret = -errno;
 	if (ret) {
 		drmSetMaster(rig.fd);

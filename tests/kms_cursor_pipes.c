@@ -165,18 +165,10 @@ static int plain_fd = -1, holder_fd = -1;
 
 static int holder_open(void)
 {
-	int fd = kms_open_driver("vkms");
-	int ret;
+	int fd = kms_make_holder(kms_open_driver("vkms"));
 
 	if (fd < 0)
 		return fd;
-	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ?:
-	      kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ?:
-	      kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
-	if (ret) {
-		close(fd);
-		return ret;
-	}
 	plain_fd = rig.fd;
 	holder_fd = fd;
 	return 0;

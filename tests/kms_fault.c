@@ -574,17 +574,12 @@ static int plain_fd = -1, holder_fd = -1;
 static int holder_open(void)
 {
 	int fd = open(card_path, O_RDWR | O_CLOEXEC);
-	int ret;
 
 	if (fd < 0)
 		return -errno;
-	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ?:
-	      kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ?:
-	      kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
-	if (ret) {
-		close(fd);
-		return ret;
-	}
+	fd = kms_make_holder(fd);
+	if (fd < 0)
+		return fd;
 	plain_fd = rig.fd;
 	holder_fd = fd;
 	return 0;

@@ -56,6 +56,22 @@ int kms_set_cap(int fd, uint64_t cap, uint64_t value)
 	return drmSetClientCap(fd, cap, value) ? -errno : 0;
 }
 
+int kms_make_holder(int fd)
+{
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ?:
+	      kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 static int plane_type(int fd, uint32_t plane_id, uint64_t *type)
 {
 	return kms_prop_value(fd, plane_id, DRM_MODE_OBJECT_PLANE, "type", type);

@@ -44,6 +44,12 @@ int kms_open_driver(const char *driver);
 /* Fills @kms from @fd: the CRTC, its connected connector and its planes. */
 int kms_probe(struct kms_device *kms, int fd);
 int kms_set_cap(int fd, uint64_t cap, uint64_t value);
+/*
+ * Makes @fd a compositor that opted in: ATOMIC, WRITEBACK_CONNECTORS and
+ * DRM_CLIENT_CAP_NO_LEGACY_CURSOR, which holds until the file is closed.
+ * Returns @fd, or -errno with @fd closed; a negative @fd is passed through.
+ */
+int kms_make_holder(int fd);
 /* The writeback connector (needs DRM_CLIENT_CAP_WRITEBACK_CONNECTORS), or 0. */
 uint32_t kms_find_writeback(int fd);
 
