@@ -77,7 +77,9 @@ kernel_release() { cat "$(objdir "$1")/include/config/kernel.release"; }
 copy_objdir() {
 	rm -rf "$2"
 	cp -a "$1" "$2"
-	find "$2/tools" -name '.*.cmd' -exec sed -i "s|$1/|$2/|g" {} +
+	if [ -d "$2/tools" ]; then
+		find "$2/tools" -name '.*.cmd' -exec sed -i "s|$1/|$2/|g" {} +
+	fi
 }
 
 # Modification times of source files, kept across a checkout that rewrites
