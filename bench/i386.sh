@@ -21,7 +21,7 @@ obj=$(objdir "$cfg")
 # The suites the project needs (base loads exactly these modules). The
 # executor takes one glob; this one matches these three and no other suite
 # of this kernel. A suite that should have run and did not is a failure.
-SUITES="drm_rect drm_cursor_pipes vkms_composer"
+SUITES="drm_rect drm_cursor_copies vkms_composer"
 GLOB='*[ms]_[cr][eou][cmr]*'
 limit=${I386_TIMEOUT:-300}
 

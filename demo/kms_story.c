@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * kms_story: the per-pipe cursor story in pictures. A desktop with a video
+ * kms_story: the per-plane cursor story in pictures. A desktop with a video
  * in a window (an overlay scaled 2x that does not cover the screen) and two
  * small overlays, the cursor over the video's edge, over the video and over
  * the desktop, shown by a ChromeOS-style client (atomic planes, legacy
  * cursor) and by a client holding DRM_CLIENT_CAP_NO_LEGACY_CURSOR, on vkms
- * emulating AMD's per-pipe cursors. Every frame is read back through the
+ * emulating AMD's per-plane cursors. Every frame is read back through the
  * writeback connector, written as PNG next to the frame the user meant to
  * see (the same layout with the cursor as a plane of its own, emulation
  * off) and compared with it pixel by pixel; index.html puts them side by
@@ -261,12 +261,12 @@ static void html_begin(void)
 	if (!html)
 		return;
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
-	      "<title>Per-pipe hardware cursors: the bug, the workaround, the opt-in</title>\n"
+	      "<title>Per-plane hardware cursors: the bug, the workaround, the opt-in</title>\n"
 	      "<style>body{font-family:sans-serif;max-width:1400px;margin:auto}"
 	      "img{width:384px;image-rendering:pixelated;border:1px solid #888}"
 	      "td{vertical-align:top;padding:4px}figcaption{max-width:384px;font-size:90%}"
 	      ".bad{color:#b00;font-weight:bold}.good{color:#070;font-weight:bold}</style>\n"
-	      "</head><body>\n<h1>Per-pipe hardware cursors on vkms</h1>\n"
+	      "</head><body>\n<h1>Per-plane hardware cursors on vkms</h1>\n"
 	      "<p>Every picture is a frame read back through the vkms writeback connector "
 	      "(256x160, shown 1.5 times as large). vkms emulates AMD's display pipes: every plane is a pipe "
 	      "that draws its own copy of the cursor, clipped and scaled like the plane. "
@@ -552,7 +552,7 @@ static void unguarded(void)
 	struct shot sh = { "no reserve for legacy", "ChromeOS-style", NULL, NULL,
 			   "protect_legacy_cursor=0: the four planes are accepted and the cursor "
 			   "shows right over the desktop; the legacy move over the video's edge "
-			   "is refused (no pipe free, per-pipe copies would be wrong), so the "
+			   "is refused (no pipe free, per-plane copies would be wrong), so the "
 			   "cursor stays behind: right pixels, wrong place." };
 	char said[96];
 	struct scene s;
@@ -691,7 +691,7 @@ int main(int argc, char **argv)
 	       "kernel said", "cursor", "artifact", "as meant");
 	printf("|----|------------------------------|---------------------|"
 	       "------------------------------------------|-----------|----------|----------|\n");
-	bug(EDGE, "Per-pipe hardware without a check (amdgpu after the 2021 revert, for a "
+	bug(EDGE, "Per-plane hardware without a check (amdgpu after the 2021 revert, for a "
 		  "client like this): the desktop pipe draws the arrow, the video pipe draws "
 		  "it again, twice as large and cut at the video's edge.");
 	bug(INSIDE, "Inside the video the desktop pipe's copy is hidden (a pipe above covers "

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest side of "make demo": the capability at work, then the per-pipe
+# Guest side of "make demo": the capability at work, then the per-plane
 # cursor story in pictures. The pictures leave the guest base64-encoded on
 # the results port (ttyS1), between "## file NAME" and "## end" lines, for
 # bench/show.sh to decode into build/demo/.
@@ -8,7 +8,7 @@ echo "=== $(uname -sr) on QEMU: vkms with DRM_CLIENT_CAP_NO_LEGACY_CURSOR ==="
 modprobe vkms enable_overlay=1
 /demo/kms_cap_demo
 echo
-echo "=== per-pipe hardware cursors: a desktop, a video scaled 2x in a window, two small overlays ==="
+echo "=== per-plane hardware cursors: a desktop, a video scaled 2x in a window, two small overlays ==="
 /demo/kms_story /tmp/demo
 for f in /tmp/demo/*; do
 	[ -f "$f" ] || continue

@@ -11,7 +11,7 @@
 # shellcheck shell=sh
 
 LIFTOFF_PARAMS=/sys/module/vkms/parameters
-# setting name, per_pipe_cursor, protect_legacy_cursor, hw_pipes,
+# setting name, per_plane_cursor, protect_legacy_cursor, hw_pipes,
 # amdgpu_cursor_rule (amdgpu's own mode rule since 6.11, for comparison:
 # only kernels that offer it run that setting)
 LIFTOFF_SETTINGS="off:0:1:4:0 guarded-4:1:1:4:0 unguarded-4:1:0:4:0 guarded-5:1:1:5:0 amdgpu-4:1:1:4:1"
@@ -27,7 +27,7 @@ LIFTOFF_COLD="guarded-4"
 # leave the old one. A kernel without amdgpu_cursor_rule can only leave it off.
 liftoff_set() {
 	rule=$LIFTOFF_PARAMS/amdgpu_cursor_rule
-	echo "$1" > $LIFTOFF_PARAMS/per_pipe_cursor &&
+	echo "$1" > $LIFTOFF_PARAMS/per_plane_cursor &&
 		echo "$2" > $LIFTOFF_PARAMS/protect_legacy_cursor &&
 		echo "$3" > $LIFTOFF_PARAMS/hw_pipes || return 1
 	if [ -e $rule ]; then
@@ -37,7 +37,7 @@ liftoff_set() {
 	fi
 	# bool parameters read back as Y/N
 	set -- "$(echo "$1" | tr 01 NY)" "$(echo "$2" | tr 01 NY)" "$3"
-	[ "$(cat $LIFTOFF_PARAMS/per_pipe_cursor)" = "$1" ] &&
+	[ "$(cat $LIFTOFF_PARAMS/per_plane_cursor)" = "$1" ] &&
 		[ "$(cat $LIFTOFF_PARAMS/protect_legacy_cursor)" = "$2" ] &&
 		[ "$(cat $LIFTOFF_PARAMS/hw_pipes)" = "$3" ]
 }
@@ -158,7 +158,7 @@ liftoff_suite() {
 	for s in $LIFTOFF_SETTINGS; do
 		name=${s%%:*}
 		# shellcheck disable=SC2046
-		tap_check "vkms parameters for $name (per_pipe:protect:hw_pipes:amdgpu_rule ${s#*:}) set" \
+		tap_check "vkms parameters for $name (per_plane:protect:hw_pipes:amdgpu_rule ${s#*:}) set" \
 			liftoff_set $(echo "${s#*:}" | tr : ' ')
 		for cap in off on; do
 			opt=

@@ -2,7 +2,7 @@
 # by run-guest.sh (suite, tap_*), vkms loaded with enable_overlay=1.
 #
 # modetest sets atomic overlay planes and runs its legacy cursor test with
-# the per-pipe cursor emulation on, under each policy; kms_client_judge
+# the per-plane cursor emulation on, under each policy; kms_client_judge
 # stops it at random moments and compares the CRC of each sampled frame
 # with the CRC of the same state composed with the emulation off. drm_info
 # must list the device while a scaled overlay layout is on screen.
@@ -49,7 +49,7 @@ mt_ids() {
 mt_ids
 
 mt_params() {
-	echo "$1" > $VKMS_PARAMS/per_pipe_cursor
+	echo "$1" > $VKMS_PARAMS/per_plane_cursor
 	echo "$2" > $VKMS_PARAMS/protect_legacy_cursor
 	echo "${3:-4}" > $VKMS_PARAMS/hw_pipes
 	echo "${4:-0}" > "$VKMS_DEBUGFS"/vkms_skip_cursor_validation
@@ -122,10 +122,10 @@ mt_judge() {
 # wants refused cursor updates ("some") or none. The caller has set -f: the
 # plane arguments hold a "*" (the scale).
 mt_layout() {
-	name=$1 per_pipe=$2 protect=$3 mode=$4 pipes=$5 refused=$6
+	name=$1 per_plane=$2 protect=$3 mode=$4 pipes=$5 refused=$6
 	shift 6
 	tap_plan 13
-	mt_params "$per_pipe" "$protect"
+	mt_params "$per_plane" "$protect"
 	mt_atomic "$@"
 	tap_check "$name: the atomic client's commit of its mode and planes was accepted" \
 		test $mt_atomic_ok = 1
@@ -204,7 +204,7 @@ mt_native_scaled_guarded() {
 	tap_status
 }
 
-# The 2021 bug on purpose: validation off, the raw per-pipe picture; one
+# The 2021 bug on purpose: validation off, the raw per-plane picture; one
 # legacy modetest with a 2x scaled overlay and its cursor test. The judge
 # must see wrong frames, or it could not see them anywhere else either.
 mt_bug() {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Judges sampled frames an unmodified KMS client (Debian's modetest) gets
- * on screen with the per-pipe cursor emulation on: each sampled frame is
+ * on screen with the per-plane cursor emulation on: each sampled frame is
  * compared by its vkms CRC with the CRC of the picture it must be.
  *
- * The client runs as a child with the per-pipe cursor emulation as the
+ * The client runs as a child with the per-plane cursor emulation as the
  * caller configured it. Its cursor moves at times that differ per run, so
  * reference CRCs from another run cannot match. Instead the judge stops
  * the client at random moments with SIGSTOP. A stopped thread is never
@@ -662,7 +662,7 @@ static void count_log(struct log_counts *c)
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
-		if (!strstr(rec, "per-pipe cursor:"))
+		if (!strstr(rec, "per-plane cursor:"))
 			continue;
 		if (strstr(rec, "no pipe free for the committed cursor"))
 			c->cursor_refused++;
@@ -677,7 +677,7 @@ static void count_log(struct log_counts *c)
 
 /*
  * Samples whose cursor is on and overlaps a plane other than the primary:
- * where per-pipe copies differ from the cursor drawn as a plane, if at all.
+ * where per-plane copies differ from the cursor drawn as a plane, if at all.
  */
 static bool cursor_over_overlay(const struct sample *s)
 {
@@ -733,7 +733,7 @@ int main(int argc, char **argv)
 	const struct sample *last = NULL;
 	struct log_counts lc;
 	double t0 = now_s();
-	bool per_pipe;
+	bool per_plane;
 	char line[256];
 	FILE *f;
 
@@ -767,8 +767,8 @@ int main(int argc, char **argv)
 		tap_diag("no usable vkms device: %s", strerror(-ret));
 		return 1;
 	}
-	f = fopen("/sys/module/vkms/parameters/per_pipe_cursor", "r");
-	per_pipe = f && fgets(line, sizeof(line), f) && line[0] == 'Y';
+	f = fopen("/sys/module/vkms/parameters/per_plane_cursor", "r");
+	per_plane = f && fgets(line, sizeof(line), f) && line[0] == 'Y';
 	if (f)
 		fclose(f);
 	/* vkms's verdicts are drm.debug atomic lines: without them no count. */
@@ -888,7 +888,7 @@ int main(int argc, char **argv)
 		s->replayed = true;
 	}
 	/* The same states under the emulation as configured. */
-	ret = set_per_pipe(per_pipe);
+	ret = set_per_pipe(per_plane);
 	if (ret)
 		tap_diag("cannot restore the emulation: %s", strerror(-ret));
 	for (unsigned int i = 0; i < j.n_samples; i++) {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * kms_cursor_pipes: vkms emulating per-pipe hardware cursors with a budget
+ * kms_cursor_pipes: vkms emulating per-plane hardware cursors with a budget
  * of hardware pipes, the cursor mode it chooses for each state, the
  * validation policies and DRM_CLIENT_CAP_NO_LEGACY_CURSOR, measured pixel
  * by pixel.
  *
- * With per_pipe_cursor=1, vkms draws the cursor in one of these modes
+ * With per_plane_cursor=1, vkms draws the cursor in one of these modes
  * (debugfs vkms_cursor_state):
  *
  *   native     every pipe blends its own copy, scaled and cut like its plane
@@ -16,7 +16,7 @@
  * The oracle composes a state twice through the writeback connector, once
  * per pipe in native mode (validation skipped through debugfs, which also
  * forces native) and once with the ideal cursor plane on top
- * (per_pipe_cursor=0), and reports the pixels that differ. What is
+ * (per_plane_cursor=0), and reports the pixels that differ. What is
  * displayed is captured per pipe with validation on, in whatever mode vkms
  * chose, and compared with the ideal picture. Verdicts come from commits
  * under three policies:
@@ -208,7 +208,7 @@ static int commit_as(const struct scene *s, enum policy p, uint32_t flags)
 	commit_from(plain_fd);
 	if (ret && ret != -EINVAL)
 		tap_diag("unexpected error %s from a commit", strerror(-ret));
-	if (ret == -EINVAL && !kmsg_seen("per-pipe cursor:", NULL))
+	if (ret == -EINVAL && !kmsg_seen("per-plane cursor:", NULL))
 		silent_refusals++;
 	return ret;
 }
@@ -270,7 +270,7 @@ static void report_diff(const struct image *a, const struct image *b, long diff,
 }
 
 /*
- * Pixels that differ between the native per-pipe and the ideal picture of
+ * Pixels that differ between the native per-plane and the ideal picture of
  * @s, or -errno if the state cannot be composed at all. Leaves @s
  * committed.
  */
@@ -294,7 +294,7 @@ static long oracle(const struct scene *s, int *x, int *y)
 /*
  * What is on screen now against the ideal picture of the same state: the
  * current state composed per pipe with validation on, in the mode vkms
- * chooses for it (returned in @cs), then with per_pipe_cursor=0. The
+ * chooses for it (returned in @cs), then with per_plane_cursor=0. The
  * captures change no plane, so they are never refused. Returns the pixels
  * that differ, or -errno.
  */
@@ -469,7 +469,7 @@ static void test_scaling(void)
  * The primary is full screen. @expect is, per policy (no-legacy-cursor, guarded,
  * unguarded), the cursor mode of the committed state or REF for a refusal,
  * each commit starting from the primary plane alone. By the rules: native
- * if per-pipe copies are right for any cursor; else dedicated if a pipe is
+ * if per-plane copies are right for any cursor; else dedicated if a pipe is
  * free (planes + 1 <= hw_pipes); else native if the committed cursor is
  * right; else refused. The guarded policy also refuses to leave the safe
  * starting state for one that is not safe for legacy cursors (not native
@@ -482,7 +482,7 @@ struct scenario {
 	struct cursor_cfg cursor;
 	unsigned int hw_pipes;		/* 0: the default, 4 */
 	enum cursor_mode expect[3];
-	bool artifact;			/* the native per-pipe picture is wrong */
+	bool artifact;			/* the native per-plane picture is wrong */
 };
 
 #define OVERLAY(_alpha, _x, _y, _w, _h, _sw, _sh, _z) \
@@ -541,7 +541,7 @@ static const struct scenario scenarios[] = {
 	  .overlay = { TRANSLUCENT_LOW, OPAQUE_HIGH }, .cursor = CURSOR(70, 50, 16, 16),
 	  .expect = { DED, DED, DED } },
 
-	/* No free pipe (hw_pipes = planes): per-pipe copies or nothing. */
+	/* No free pipe (hw_pipes = planes): per-plane copies or nothing. */
 	{ "no free pipe: scaled video overlay, cursor away from it", .overlay = { VIDEO },
 	  .cursor = CURSOR(200, 10, 32, 32), .hw_pipes = 2, .expect = { NAT, REF, NAT } },
 	{ "no free pipe: scaled video overlay, cursor over it", .overlay = { VIDEO },
@@ -646,14 +646,14 @@ static void test_scenarios(void)
 			kmsg_mark();
 			ret = scene_commit(&rig, &scene, DRM_MODE_ATOMIC_TEST_ONLY);
 			commit_from(plain_fd);
-			tap_ok(ret == -EINVAL && kmsg_seen("per-pipe cursor:", "the hardware has"),
+			tap_ok(ret == -EINVAL && kmsg_seen("per-plane cursor:", "the hardware has"),
 			       "%s: the refusal's debug line names the pipe budget", c->name);
 		}
 
-		/* Why dedicated mode matters: what native per-pipe copies would show. */
+		/* Why dedicated mode matters: what native per-plane copies would show. */
 		diff = oracle(&scene, &x, &y);
 		tap_ok(diff >= 0 && (diff > 0) == c->artifact,
-		       "%s: native per-pipe picture %s (%ld pixels differ, first at %d,%d)",
+		       "%s: native per-plane picture %s (%ld pixels differ, first at %d,%d)",
 		       c->name, c->artifact ? "is wrong" : "is right", diff, x, y);
 
 		for (int p = NO_LEGACY; p <= UNGUARDED; p++) {
@@ -670,7 +670,7 @@ static void test_scenarios(void)
 	hw_pipes(HW_PIPES_DEFAULT);
 	reset_state();
 	tap_ok(silent_refusals == 0,
-	       "every refusal logged a drm_dbg_atomic line with \"per-pipe cursor:\" (%u did not)",
+	       "every refusal logged a drm_dbg_atomic line with \"per-plane cursor:\" (%u did not)",
 	       silent_refusals);
 }
 
@@ -770,7 +770,7 @@ static void test_amdgpu_rule(void)
 			set_policy(AMDGPU_RULE);
 			kmsg_mark();
 			ret = scene_commit(&rig, &s, DRM_MODE_ATOMIC_TEST_ONLY);
-			tap_ok(ret == -EINVAL && kmsg_seen("per-pipe cursor: amdgpu rule:", NULL),
+			tap_ok(ret == -EINVAL && kmsg_seen("per-plane cursor: amdgpu rule:", NULL),
 			       "amdgpu rule: %s: the refusal says why", c->name);
 		} else {
 			diff = ret ? -1 : displayed_diff(&cs);
@@ -791,7 +791,7 @@ static void test_amdgpu_rule(void)
 	hw_pipes(HW_PIPES_DEFAULT);
 	reset_state();
 	tap_ok(silent_refusals == 0,
-	       "amdgpu rule: every refusal logged a \"per-pipe cursor:\" line (%u did not; %u states shown wrong)",
+	       "amdgpu rule: every refusal logged a \"per-plane cursor:\" line (%u did not; %u states shown wrong)",
 	       silent_refusals, amdgpu_wrong);
 }
 
@@ -1299,7 +1299,7 @@ static void random_scene(struct scene *s)
 
 /*
  * Per policy. accepted/refused _clean/_artifact split the verdicts by the
- * native per-pipe picture, as the series has always reported them; the
+ * native per-plane picture, as the series has always reported them; the
  * rest is about what an accepted state really displays.
  */
 struct counts {
@@ -1526,7 +1526,7 @@ static void test_sweep(unsigned int count, uint32_t seed)
 	tap_diag("sweep took %ld s", (long)(time(NULL) - start));
 	tap_diag("configurations composed: %lu, not composable: %lu, with artifacts per pipe (validation off): %lu",
 		 runs, invalid, artifacts);
-	tap_diag("acc/ref-clean/-artif: verdicts by the native per-pipe picture; wrong: accepted and displayed wrong;");
+	tap_diag("acc/ref-clean/-artif: verdicts by the native per-plane picture; wrong: accepted and displayed wrong;");
 	tap_diag("native/dedic/hidden: mode of the accepted states committed for real; recall: of the states");
 	tap_diag("whose native picture is right; recall-disp: of those vkms can show right (native or a free pipe)");
 	tap_diag("%-12s %9s %9s %9s %9s %6s %7s %6s %6s %10s %8s %11s", "policy", "acc-clean",
@@ -2131,7 +2131,7 @@ int main(int argc, char **argv)
 		    image_alloc(&img_scratch) ?: image_alloc(&img_shown[0]) ?:
 		    image_alloc(&img_shown[1]) ?: image_alloc(&img_shown[2]) ?:
 		    image_alloc(&img_shown[3]), "images");
-	check_setup(set_per_pipe(true), "per_pipe_cursor parameter");
+	check_setup(set_per_pipe(true), "per_plane_cursor parameter");
 	check_setup(set_skip_validation(&rig, false), "debugfs switch");
 	/* Whatever an earlier suite left: the default pipe budget. */
 	hw_pipes(HW_PIPES_DEFAULT);

@@ -21,7 +21,7 @@
 
 int set_per_pipe(bool on)
 {
-	return kms_write_file("/sys/module/vkms/parameters/per_pipe_cursor", on ? "1" : "0");
+	return kms_write_file("/sys/module/vkms/parameters/per_plane_cursor", on ? "1" : "0");
 }
 
 int set_protect_legacy(bool on)

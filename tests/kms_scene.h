@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scenes for the per-pipe cursor tests: a primary plane, up to
+ * Scenes for the per-plane cursor tests: a primary plane, up to
  * SCENE_MAX_OVERLAYS overlays (scaled, translucent, stacked by zpos) and a
  * cursor, committed as one complete atomic state and read back through the
  * vkms writeback connector.
@@ -113,7 +113,7 @@ enum cursor_mode {
 	CURSOR_NATIVE,		/* one copy per pipe */
 	CURSOR_DEDICATED,	/* a pipe of its own, on top */
 	CURSOR_HIDDEN,		/* not drawn: no pipe could show it right */
-	CURSOR_PLANE,		/* per-pipe emulation off */
+	CURSOR_PLANE,		/* per-plane emulation off */
 	CURSOR_MODES,
 };
 

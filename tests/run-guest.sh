@@ -26,7 +26,7 @@ suite() {
 }
 
 # KUnit suites the project needs, as modules so that only these run.
-KUNIT_MODULES="drm_rect_test drm_cursor_pipes_test vkms_composer_test"
+KUNIT_MODULES="drm_rect_test drm_cursor_copies_test vkms_composer_test"
 
 # kunit_results: every KUnit suite the loaded modules ran, framed.
 kunit_results() {
@@ -226,7 +226,7 @@ suite kms_no_legacy_cursor run_self
 suite kms_no_legacy_cursor@chrome run_chrome
 suite same_verdicts_as_chrome same_as_chrome
 
-# Per-pipe cursors need overlays; the sweep and the teardown are smaller
+# Per-plane cursors need overlays; the sweep and the teardown are smaller
 # under KASAN.
 rmmod vkms
 modprobe vkms enable_overlay=1

@@ -20,7 +20,7 @@ static int write_flag(const char *path, bool on)
 
 int bench_set_per_pipe(bool on)
 {
-	return write_flag("/sys/module/vkms/parameters/per_pipe_cursor", on);
+	return write_flag("/sys/module/vkms/parameters/per_plane_cursor", on);
 }
 
 int bench_set_skip_validation(bool on)

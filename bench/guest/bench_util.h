@@ -10,7 +10,7 @@
 
 #include "../../tests/kms_util.h"
 
-/* vkms.per_pipe_cursor (read by every atomic check that includes the CRTC). */
+/* vkms.per_plane_cursor (read by every atomic check that includes the CRTC). */
 int bench_set_per_pipe(bool on);
 /* debugfs vkms_skip_cursor_validation of the first DRM device. */
 int bench_set_skip_validation(bool on);

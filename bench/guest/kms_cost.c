@@ -23,7 +23,7 @@
  * vblank, up to a frame period, is not the composer's; the stamps' 4 ms
  * steps are a percent of a frame, the same on both kernels.
  * On the patched kernel every round times each figure with
- * vkms.per_pipe_cursor off and on, which goes first alternating between
+ * vkms.per_plane_cursor off and on, which goes first alternating between
  * rounds; a first round warms up and is not recorded. Output: one line
  * per batch or frame, "R <figure> <setting> <round> <seconds per call>",
  * setting off, on or "-" (unpatched), for the host to aggregate over
@@ -73,7 +73,7 @@ struct bench {
 	int cap_fd;		/* with DRM_CLIENT_CAP_NO_LEGACY_CURSOR, or -1 */
 	struct kms_device kms;
 	uint32_t wb;
-	bool patched;		/* vkms has per_pipe_cursor */
+	bool patched;		/* vkms has per_plane_cursor */
 	bool cap;		/* DRM_CLIENT_CAP_NO_LEGACY_CURSOR accepted */
 	struct plane primary, cursor, overlay[KMS_MAX_OVERLAYS];
 	uint32_t conn_crtc, wb_crtc, wb_fb, wb_fence, crtc_active, crtc_mode;
@@ -548,7 +548,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kms_cost: needs vkms with %d overlays and a cursor\n", NUM_OVERLAYS);
 		return 1;
 	}
-	b.patched = access("/sys/module/vkms/parameters/per_pipe_cursor", F_OK) == 0;
+	b.patched = access("/sys/module/vkms/parameters/per_plane_cursor", F_OK) == 0;
 	b.plain_fd = b.fd;
 	b.cap = open_cap_file(&b);
 	b.wb = kms_find_writeback(b.fd);
@@ -569,7 +569,7 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < b.kms.overlay_count; i++)
 		if (plane_init(b.fd, &b.overlay[i], b.kms.overlay_ids[i]))
 			return 1;
-	printf("# kernel %s: per_pipe_cursor %s, DRM_CLIENT_CAP_NO_LEGACY_CURSOR %s\n",
+	printf("# kernel %s: per_plane_cursor %s, DRM_CLIENT_CAP_NO_LEGACY_CURSOR %s\n",
 	       b.patched ? "patched" : "unpatched", b.patched ? "present" : "absent",
 	       b.cap ? "accepted" : "refused");
 
