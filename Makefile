@@ -1,4 +1,5 @@
-# The two entry points of the project; everything else is in bench/.
+# The entry points of the project; the harness behind them is in harness/,
+# make bench's own scripts in bench/.
 #   make demo   boot the patched kernel and show the capability at work
 #   make test   build, boot and check every configuration, print the verdict
 #               (CONFIGS=base for the fast one only)
@@ -9,10 +10,10 @@ TREES ?= 6.12 6.1
 export TREES
 
 demo:
-	@bench/show.sh demo
+	@harness/show.sh demo
 
 test:
-	@bench/test.sh $(CONFIGS)
+	@harness/test.sh $(CONFIGS)
 
 bench:
 	@bench/bench.sh

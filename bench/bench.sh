@@ -12,7 +12,7 @@
 # MISS, the exit status only says whether every boot delivered its figures.
 # Writes build/bench/report.md; each boot's output is in build/bench/runs.
 set -eu
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../harness/lib.sh"
 
 pairs=${BENCH_PAIRS:-3}
 out=$BUILD/bench
@@ -32,7 +32,7 @@ boot_all() {
 			case $k in P) cfg=base ;; U) cfg=pristine ;; esac
 			dir=$runs/$k$i
 			say "boot $k$i ($cfg)"
-			"$REPO/bench/boot.sh" "$cfg" bench "$dir" > "$dir.console" 2>&1 ||
+			"$REPO/harness/boot.sh" "$cfg" bench "$dir" > "$dir.console" 2>&1 ||
 				die "boot $k$i failed: see $dir.console"
 			# A serial line: CR LF.
 			tr -d '\r' < "$dir/results.tap" > "$dir/cost"
@@ -51,12 +51,12 @@ boot_all() {
 
 # BENCH_REPORT_ONLY=1: aggregate the boots of the last run again.
 if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
-	"$REPO/bench/deps.sh"
-	"$REPO/bench/tree.sh"
-	"$REPO/bench/kernel.sh" base
-	"$REPO/bench/kernel.sh" pristine
-	"$REPO/bench/guest.sh" base
-	"$REPO/bench/guest.sh" pristine
+	"$REPO/harness/deps.sh"
+	"$REPO/harness/tree.sh"
+	"$REPO/harness/kernel.sh" base
+	"$REPO/harness/kernel.sh" pristine
+	"$REPO/harness/guest.sh" base
+	"$REPO/harness/guest.sh" pristine
 	say "kernels and initramfs ready at $(elapsed) s"
 	boot_all
 fi

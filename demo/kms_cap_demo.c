@@ -13,7 +13,7 @@
 
 #include <drm_fourcc.h>
 
-#include "../tests/kms_util.h"
+#include "kms_util.h"
 
 static const char *plane_type_name(uint64_t type)
 {

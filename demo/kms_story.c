@@ -21,7 +21,7 @@
 #include <drm_fourcc.h>
 #include <png.h>
 
-#include "../tests/kms_scene.h"
+#include "kms_scene.h"
 
 #define CURSOR_SIZE 32
 

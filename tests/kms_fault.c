@@ -300,7 +300,7 @@ static bool disarm_workers(void)
 
 /* ---- the kernel log ------------------------------------------------------ */
 
-/* bench/verdict.sh expects upstream's WARN after this line, and only that. */
+/* harness/verdict.sh expects upstream's WARN after this line, and only that. */
 #define EXPECT_MARKER "kms_fault: failing the kernel's own commit: upstream WARNs"
 #define DONE_MARKER "kms_fault: done failing the kernel's own commit"
 #define EXPECTED_WARN "atomic remove_fb failed with "
@@ -319,7 +319,7 @@ static const char *const splat_words[] = {
  * which reads the timer without a lock, races the timer's callback (syzbot
  * 93bd128a383695391534). Not this series' bug: counted, not reported, when
  * the WARN names that function and its trace that caller, the rule
- * bench/verdict.sh applies to the kernel log.
+ * harness/verdict.sh applies to the kernel log.
  */
 #define UPSTREAM_VBLANK_WARN "vkms_get_vblank_timestamp+"
 #define UPSTREAM_VBLANK_CALLER "drm_crtc_next_vblank_start+"

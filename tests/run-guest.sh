@@ -1,6 +1,6 @@
 #!/bin/sh
 # The guest's test list. Each suite is framed by "## suite NAME" and
-# "## exit NAME STATUS SECONDS" for bench/verdict.sh; KUnit suites are copied from
+# "## exit NAME STATUS SECONDS" for harness/verdict.sh; KUnit suites are copied from
 # debugfs as KTAP under "kunit:NAME".
 . /tests/tap.sh
 

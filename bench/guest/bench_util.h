@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../tests/kms_util.h"
+#include "kms_util.h"
 
 /* vkms.per_plane_cursor (read by every atomic check that includes the CRTC). */
 int bench_set_per_pipe(bool on);

@@ -2,10 +2,10 @@
 # Host-side checks of the amd configuration, as TAP: amdgpu.ko is built and
 # linked against the series' helper, modpost finds every symbol, and each
 # amdgpu file the series changes compiles with W=1 without a new warning.
-# usage: amd.sh   (after bench/kernel.sh amd)
+# usage: amd.sh   (after harness/kernel.sh amd)
 set -u
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-. "$REPO/bench/lib.sh"
+. "$REPO/harness/lib.sh"
 . "$REPO/tests/tap.sh"
 
 obj=$(objdir amd)

@@ -10,7 +10,7 @@
 # usage: patch-builds.sh
 set -u
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-. "$REPO/bench/lib.sh"
+. "$REPO/harness/lib.sh"
 . "$REPO/tests/tap.sh"
 
 # build_checkout OBJ CONFIG [" with amdgpu"]: build the checked-out patch

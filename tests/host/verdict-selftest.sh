@@ -1,5 +1,5 @@
 #!/bin/sh
-# The bench must be able to fail: feed bench/verdict.sh made-up guest output
+# The bench must be able to fail: feed harness/verdict.sh made-up guest output
 # and check that it turns each kind of trouble into a failure. TAP.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,7 +15,7 @@ expect_cfg() {
 	mkdir -p "$tmp/$3"
 	printf '%b' "$4" > "$tmp/$3/results.tap"
 	printf '%b' "$5" > "$tmp/$3/console.log"
-	"$repo/bench/verdict.sh" "$tmp/$3" > "$tmp/$3/out" 2>/dev/null
+	"$repo/harness/verdict.sh" "$tmp/$3" > "$tmp/$3/out" 2>/dev/null
 	got=$?
 	n=$((n + 1))
 	if [ "$got" = "$1" ] || { [ "$1" = 1 ] && [ "$got" != 0 ]; }; then

@@ -53,7 +53,7 @@
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 
-#include "../kms_util.h"
+#include "kms_util.h"
 
 #define MAX_LAYERS 8
 /*

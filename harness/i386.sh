@@ -10,7 +10,7 @@
 #
 # Writes <outdir>/host.tap with the build as the suite "build:i386" and, if
 # the kernel built, console.log and results.tap with each KUnit suite framed
-# as "kunit-i386:NAME", for bench/verdict.sh. A build failure is a failed test
+# as "kunit-i386:NAME", for harness/verdict.sh. A build failure is a failed test
 # carrying the first error line, never a reason to stop "make test".
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -29,14 +29,14 @@ mkdir -p "$out"
 rm -f "$out/host.tap" "$out/console.log" "$out/results.tap" "$out/timeout"
 log=$out/build.log
 t=$(elapsed)
-if "$REPO/bench/kernel.sh" "$cfg" > "$log" 2>&1; then build_rc=0; else build_rc=$?; fi
-grep '^\[bench\] ' "$log" >&2 || true
+if "$REPO/harness/kernel.sh" "$cfg" > "$log" 2>&1; then build_rc=0; else build_rc=$?; fi
+grep '^\[harness\] ' "$log" >&2 || true
 
 # The line that says why: compiler, linker, modpost or kconfig, with the
 # function the linker names on the line before an undefined reference.
 first_error() {
 	awk '/: in function `/ { sub(/^ld: /, ""); where = $0 " "; next }
-	     /: (fatal )?error: |undefined reference to |^ERROR: |^\[bench\] error: / {
+	     /: (fatal )?error: |undefined reference to |^ERROR: |^\[harness\] error: / {
 		     print where $0; found = 1; exit }
 	     END { if (!found) print "make failed, see build.log" }' "$1"
 }

@@ -3,7 +3,7 @@
 # configurations (configs_of in lib.sh), build the patched kernel, the guest
 # tests and an initramfs, run the host-side checks, boot it in QEMU, then
 # print every test by name and "N passed, N failed" last. Exits non-zero on
-# any failure. i386 has no user space: bench/i386.sh builds it and runs its
+# any failure. i386 has no user space: harness/i386.sh builds it and runs its
 # KUnit suites. "patches" builds every patch of the series on its own.
 #
 # Builds and guests overlap: a TCG guest keeps about one core busy (its
@@ -37,7 +37,7 @@ series_out=$BUILD/results/series
 
 # The tree's source at the series and its host-side suites.
 stage_prepare() {
-	"$REPO/bench/tree.sh"
+	"$REPO/harness/tree.sh"
 	rm -rf "$series_out" && mkdir -p "$series_out"
 	{
 		host_suite host:series "$REPO/tests/host/series.sh" "$SRC"
@@ -54,20 +54,20 @@ stage_build() {
 	case "$cfg" in
 	i386)
 		rm -rf "$out" && mkdir -p "$out"
-		"$REPO/bench/i386.sh" "$out" ||
+		"$REPO/harness/i386.sh" "$out" ||
 			host_suite bench:i386 false >> "$out/host.tap"
 		;;
 	patches)
 		# Each patch on its own, from the tip's base objects. The walk
 		# checks out older patches in $SRC: it runs after every other
 		# build of the tree, and nothing else builds from $SRC meanwhile.
-		"$REPO/bench/kernel.sh" base
+		"$REPO/harness/kernel.sh" base
 		host_suite host:patch-builds "$REPO/tests/host/patch-builds.sh" >> "$series_out/host.tap"
 		;;
 	*)
 		rm -rf "$out" && mkdir -p "$out"
-		"$REPO/bench/kernel.sh" "$cfg"
-		"$REPO/bench/guest.sh" "$cfg"
+		"$REPO/harness/kernel.sh" "$cfg"
+		"$REPO/harness/guest.sh" "$cfg"
 		host_suite host:exports "$REPO/tests/host/exports.sh" "$(objdir "$cfg")" \
 			"$BUILD/modcheck-$cfg" > "$out/host.tap"
 		if [ "$cfg" = amd ]; then
@@ -81,7 +81,7 @@ stage_build() {
 stage_boot() {
 	cfg=$1
 	out=$BUILD/results/$cfg
-	"$REPO/bench/boot.sh" "$cfg" test "$out" || true
+	"$REPO/harness/boot.sh" "$cfg" test "$out" || true
 	say "$cfg: guest ran $(cat "$out/boot.seconds") s;" \
 	    "$(sed -n 's/^# \(user space reached .*\)/\1/p' "$out/results.tap" | tr -d '\r')"
 	say "$cfg: slowest suites (s): $(tr -d '\r' < "$out/results.tap" |
@@ -104,7 +104,7 @@ trees=${TREES:-6.12 6.1}
 # CONFIGS if given, else each tree's own list.
 configs() { if [ $# -gt 1 ]; then shift; echo "$@"; else configs_of "$1"; fi; }
 
-"$REPO/bench/deps.sh"
+"$REPO/harness/deps.sh"
 for t in $trees; do
 	mkdir -p "$REPO/build/$t/results"
 	rm -f "$REPO/build/$t/results"/*.built
@@ -134,7 +134,7 @@ build_marked() {
 			build_marked "$t" "$cfg"
 		done
 	done
-	printf '[bench] every build done at %s s\n' "$(elapsed)" >&2
+	printf '[harness] every build done at %s s\n' "$(elapsed)" >&2
 ) &
 producer=$!
 
@@ -163,8 +163,8 @@ for t in $trees; do
 		TREE=$t "$0" --stage boot "$cfg"
 	done
 done
-printf '[bench] every guest done at %s s\n' "$(elapsed)" >&2
+printf '[harness] every guest done at %s s\n' "$(elapsed)" >&2
 wait "$producer" || die "the bench itself failed"
-printf '[bench] all trees done in %s s\n' "$(elapsed)" >&2
+printf '[harness] all trees done in %s s\n' "$(elapsed)" >&2
 # shellcheck disable=SC2086
-exec "$REPO/bench/verdict.sh" $outs
+exec "$REPO/harness/verdict.sh" $outs

@@ -16,7 +16,7 @@ SRC=$(srcdir "$cfg")
 if [ "$cfg" = pristine ]; then
 	# A detached worktree of the tag: the series' tree stays as it is,
 	# other builds may be using it right now.
-	[ -d "$base_src/.git" ] || die "pristine: run bench/tree.sh first"
+	[ -d "$base_src/.git" ] || die "pristine: run harness/tree.sh first"
 	if [ ! -e "$SRC/.git" ]; then
 		say "pristine: checking out the unpatched tree in $SRC"
 		# A worktree deleted by hand is still registered: forget it.

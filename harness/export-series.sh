@@ -2,7 +2,7 @@
 # Developer helper: regenerate patches/ from a kernel branch of the dev
 # worktree (default build/dev, branch HEAD) with its cover letter.
 #
-#   bench/export-series.sh [worktree]
+#   harness/export-series.sh [worktree]
 #
 # The cover letter's text is patches/cover-letter.txt (subject on the first
 # line, blurb after a blank line).

@@ -8,11 +8,11 @@ set -eu
 
 mode=${1:?usage: show.sh demo}
 [ "$mode" = demo ] || die "show.sh only runs the demo; make bench is bench/bench.sh"
-"$REPO/bench/deps.sh"
-"$REPO/bench/tree.sh"
-"$REPO/bench/kernel.sh" base
-"$REPO/bench/guest.sh" base
-"$REPO/bench/boot.sh" base "$mode" "$BUILD/results/$mode"
+"$REPO/harness/deps.sh"
+"$REPO/harness/tree.sh"
+"$REPO/harness/kernel.sh" base
+"$REPO/harness/guest.sh" base
+"$REPO/harness/boot.sh" base "$mode" "$BUILD/results/$mode"
 if [ "$mode" = demo ]; then
 	page=$BUILD/demo
 	rm -rf "$page"

@@ -1,11 +1,11 @@
-# Shared settings for the bench scripts; sourced, not run.
+# Shared settings for the harness scripts (and bench/bench.sh); sourced, not run.
 # shellcheck shell=sh
 
 REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
-# Two Debian trees: 6.12 (the primary target) and 6.1 (the stable backport).
+# Two Debian trees: 6.12 (the primary target) and 6.1 (Debian 12's kernel).
 # Each has its own series in patches/<tree>/ and its own build directory.
 TREE=${TREE:-6.12}
-case "$TREE" in 6.1|6.12) ;; *) printf '[bench] error: TREE=%s (6.1 or 6.12)\n' "$TREE" >&2; exit 1 ;; esac
+case "$TREE" in 6.1|6.12) ;; *) printf '[harness] error: TREE=%s (6.1 or 6.12)\n' "$TREE" >&2; exit 1 ;; esac
 export TREE
 PATCHES=$REPO/patches/$TREE
 BUILD=${BUILD:-$REPO/build/$TREE}
@@ -16,8 +16,8 @@ PRISTINE_SRC=$BUILD/linux-pristine
 TARBALL=/usr/src/linux-source-$TREE.tar.xz
 JOBS=${JOBS:-$(nproc)}
 
-say() { printf '[bench %s] %s\n' "$TREE" "$*" >&2; }
-die() { printf '[bench] error: %s\n' "$*" >&2; exit 1; }
+say() { printf '[harness %s] %s\n' "$TREE" "$*" >&2; }
+die() { printf '[harness] error: %s\n' "$*" >&2; exit 1; }
 
 # Elapsed wall-clock seconds since the script started, for the stage log.
 BENCH_T0=${BENCH_T0:-$(date +%s)}
@@ -45,9 +45,9 @@ fragments() {
 	*) die "unknown configuration '$1' (base, debug, amd, i386, pristine)" ;;
 	esac
 	for _f in $_fr; do
-		echo "$REPO/bench/config/$_f.config"
-		[ ! -f "$REPO/bench/config/$TREE/$_f.config" ] ||
-			echo "$REPO/bench/config/$TREE/$_f.config"
+		echo "$REPO/harness/config/$_f.config"
+		[ ! -f "$REPO/harness/config/$TREE/$_f.config" ] ||
+			echo "$REPO/harness/config/$TREE/$_f.config"
 	done | xargs
 }
 

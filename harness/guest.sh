@@ -18,7 +18,7 @@ if [ "$cfg" = pristine ]; then
 	rm -rf "$stage"
 	mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/bench"
 	cp /bin/busybox "$stage/bin/busybox"
-	cp "$REPO/bench/guest/init" "$stage/init"
+	cp "$REPO/harness/init" "$stage/init"
 	cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
 	cp "$BUILD"/bench-bin/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
 	chmod +x "$stage/init"
@@ -38,7 +38,7 @@ make -s -C "$obj" M="$twin" modules >/dev/null
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests" "$stage/demo" "$stage/bench"
 cp /bin/busybox "$stage/bin/busybox"
-cp "$REPO/bench/guest/init" "$stage/init"
+cp "$REPO/harness/init" "$stage/init"
 cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
 cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$stage/tests/"
 for f in "$REPO"/tests/clients-*.sh; do
