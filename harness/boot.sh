@@ -36,23 +36,11 @@ else
 	console="-serial file:$out/console.log"
 fi
 
-t0=$(date +%s)
-set +e
 # shellcheck disable=SC2086
-timeout --kill-after=10 "$limit" qemu-system-x86_64 \
+boot_qemu "$cfg" "$limit" "$out" qemu-system-x86_64 \
 	-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m "$mem" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$BUILD/initramfs-$cfg.cpio" \
 	-append "$append" \
 	$console -serial "file:$out/results.tap"
-rc=$?
-set -e
-echo $(( $(date +%s) - t0 )) > "$out/boot.seconds"
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-	echo "guest did not finish within $limit s: killed" > "$out/timeout"
-	say "$cfg: guest killed after $limit s"
-	exit 1
-fi
-[ $rc -eq 0 ] || say "$cfg: qemu exited with $rc"
-exit 0

@@ -58,23 +58,13 @@ if [ "$build_rc" -ne 0 ]; then
 fi
 tb=$(elapsed)
 
-t0=$(date +%s)
-set +e
-timeout --kill-after=10 "$limit" qemu-system-i386 \
+# A killed guest is still parsed: its missing suites fail below.
+boot_qemu "$cfg" "$limit" "$out" qemu-system-i386 \
 	-machine pc -accel tcg -cpu max -m 256M \
 	-nodefaults -display none -no-reboot \
 	-kernel "$obj/arch/x86/boot/bzImage" \
 	-append "console=ttyS0 panic=-1 kunit.filter_glob=$GLOB kunit_shutdown=reboot" \
-	-serial "file:$out/console.log"
-rc=$?
-set -e
-echo $(( $(date +%s) - t0 )) > "$out/boot.seconds"
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-	echo "guest did not finish within $limit s: killed" > "$out/timeout"
-	say "$cfg: guest killed after $limit s"
-elif [ $rc -ne 0 ]; then
-	say "$cfg: qemu exited with $rc"
-fi
+	-serial "file:$out/console.log" || true
 
 # KTAP from the console to framed suites: each top-level subtest becomes
 # "kunit-i386:NAME" with its test lines moved to column 0 (so the verdict

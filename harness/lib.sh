@@ -24,6 +24,25 @@ BENCH_T0=${BENCH_T0:-$(date +%s)}
 export BENCH_T0
 elapsed() { echo $(( $(date +%s) - BENCH_T0 )); }
 
+# Boot a guest under a time limit: boot_qemu CFG LIMIT OUT QEMU ARGS...
+# Records the wall time in OUT/boot.seconds. A guest still running after
+# LIMIT seconds is killed, noted in OUT/timeout, and the call fails; any
+# other exit status of QEMU is only reported.
+boot_qemu() {
+	_cfg=$1 _limit=$2 _out=$3
+	shift 3
+	_t0=$(date +%s)
+	_rc=0
+	timeout --kill-after=10 "$_limit" "$@" || _rc=$?
+	echo $(( $(date +%s) - _t0 )) > "$_out/boot.seconds"
+	if [ $_rc -eq 124 ] || [ $_rc -eq 137 ]; then
+		echo "guest did not finish within $_limit s: killed" > "$_out/timeout"
+		say "$_cfg: guest killed after $_limit s"
+		return 1
+	fi
+	[ $_rc -eq 0 ] || say "$_cfg: qemu exited with $_rc"
+}
+
 # The build directory of one kernel configuration (base, debug, amd, i386,
 # pristine).
 objdir() { echo "$BUILD/obj-$1"; }
