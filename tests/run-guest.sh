@@ -25,8 +25,9 @@ suite() {
 	echo "## exit $suite_name $suite_rc $(awk -v t0="$suite_t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime)"
 }
 
-# KUnit suites the project needs, as modules so that only these run.
-KUNIT_MODULES="drm_rect_test drm_cursor_copies_test vkms_composer_test"
+# KUnit suites the project needs (kunit-suites), as modules so that only
+# these run.
+KUNIT_MODULES=$(sed -n '/^[^#]/s/$/_test/p' "$(dirname "$0")/kunit-suites")
 
 # kunit_results: every KUnit suite the loaded modules ran, framed.
 kunit_results() {
