@@ -377,6 +377,12 @@ done
 cursor_suite wb_cleanup
 chrome_suite wb_cleanup
 
+if [ -z "$KUNIT_MODULES" ]; then
+	echo "## suite kunit-list"
+	tap_plan 1
+	tap_result 1 "kunit-suites names the KUnit suites to run"
+	echo "## exit kunit-list 1"
+fi
 for m in $KUNIT_MODULES; do
 	kunit_module "$m"
 done
