@@ -24,11 +24,11 @@ rm -f "$out/console.log" "$out/results.tap"
 # slow serial console.
 loglevel=6
 [ "$mode" = test ] || loglevel=4
-append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 bench.mode=$mode bench.config=$cfg"
-# Developer shortcut: BENCH_ONLY=<glob> runs only the guest suites matching it.
-[ -n "${BENCH_ONLY:-}" ] && append="$append bench.only=$BENCH_ONLY"
-# BENCH_FAULT_SWEEPS=2: the fault suite sweeps twice (default once).
-[ -n "${BENCH_FAULT_SWEEPS:-}" ] && append="$append bench.fault_sweeps=$BENCH_FAULT_SWEEPS"
+append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 harness.mode=$mode harness.config=$cfg"
+# Developer shortcut: HARNESS_ONLY=<glob> runs only the guest suites matching it.
+[ -n "${HARNESS_ONLY:-}" ] && append="$append harness.only=$HARNESS_ONLY"
+# HARNESS_FAULT_SWEEPS=2: the fault suite sweeps twice (default once).
+[ -n "${HARNESS_FAULT_SWEEPS:-}" ] && append="$append harness.fault_sweeps=$HARNESS_FAULT_SWEEPS"
 
 if [ "$mode" != test ]; then
 	console="-serial stdio"

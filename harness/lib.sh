@@ -20,9 +20,9 @@ say() { printf '[harness %s] %s\n' "$TREE" "$*" >&2; }
 die() { printf '[harness] error: %s\n' "$*" >&2; exit 1; }
 
 # Elapsed wall-clock seconds since the script started, for the stage log.
-BENCH_T0=${BENCH_T0:-$(date +%s)}
-export BENCH_T0
-elapsed() { echo $(( $(date +%s) - BENCH_T0 )); }
+HARNESS_T0=${HARNESS_T0:-$(date +%s)}
+export HARNESS_T0
+elapsed() { echo $(( $(date +%s) - HARNESS_T0 )); }
 
 # Boot a guest under a time limit: boot_qemu CFG LIMIT OUT QEMU ARGS...
 # Records the wall time in OUT/boot.seconds. A guest still running after

@@ -266,12 +266,12 @@ suite "clients:modetest:dedicated:guarded" mt_dedicated 1
 # With a pipe free protect_legacy_cursor changes nothing (the dedicated
 # layout runs guarded only); unguarded is judged where it matters, with
 # every pipe in use.
-if [ "${BENCH_CONFIG:-}" != debug ]; then
+if [ "${HARNESS_CONFIG:-}" != debug ]; then
 	suite "clients:modetest:native:guarded" mt_native 1
 	suite "clients:modetest:native-scaled:unguarded" mt_native_scaled
 fi
 suite "clients:modetest:native-scaled:guarded" mt_native_scaled_guarded
-if [ "${BENCH_CONFIG:-}" != debug ]; then
+if [ "${HARNESS_CONFIG:-}" != debug ]; then
 	suite "clients:modetest:judge-sees-the-bug" mt_bug
 fi
 mt_restore

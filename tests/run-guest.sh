@@ -6,10 +6,10 @@
 
 echo "# user space reached $(cut -d' ' -f1 /proc/uptime) s after boot"
 
-# selected NAME: BENCH_ONLY (a glob, from bench.only=) lets the suite run.
+# selected NAME: HARNESS_ONLY (a glob, from harness.only=) lets the suite run.
 selected() {
 	# shellcheck disable=SC2254
-	case "$1" in ${BENCH_ONLY:-*}) return 0 ;; esac
+	case "$1" in ${HARNESS_ONLY:-*}) return 0 ;; esac
 	return 1
 }
 
@@ -104,7 +104,7 @@ debug_kernel() {
 	tap_status
 }
 
-[ "${BENCH_CONFIG:-}" = debug ] && suite debug_kernel debug_kernel
+[ "${HARNESS_CONFIG:-}" = debug ] && suite debug_kernel debug_kernel
 
 # amdgpu cannot drive anything here, but it must initialise and unload with
 # no device, as a distribution kernel loads it on every machine; the 2021
@@ -199,10 +199,10 @@ amdgpu_cursor_dc() {
 	tap_status
 }
 
-if [ "${BENCH_CONFIG:-}" = amd ]; then
+if [ "${HARNESS_CONFIG:-}" = amd ]; then
 	suite amdgpu_load amdgpu_load
 	# Not a suite of its own: each KUnit suite frames itself.
-	case "kunit:" in ${BENCH_ONLY:-*}) amdgpu_kunit ;; esac
+	case "kunit:" in ${HARNESS_ONLY:-*}) amdgpu_kunit ;; esac
 	exit 0
 fi
 
@@ -231,13 +231,13 @@ suite same_verdicts_as_chrome same_as_chrome
 # under KASAN.
 rmmod vkms
 modprobe vkms enable_overlay=1
-SWEEP=${BENCH_SWEEP:-2000}
-TEARDOWN=${BENCH_TEARDOWN:-100}
-STRESS=${BENCH_STRESS:-10000}
-if [ "${BENCH_CONFIG:-}" = debug ]; then
-	SWEEP=${BENCH_SWEEP:-100}
-	TEARDOWN=${BENCH_TEARDOWN:-25}
-	STRESS=${BENCH_STRESS:-2500}
+SWEEP=${HARNESS_SWEEP:-2000}
+TEARDOWN=${HARNESS_TEARDOWN:-100}
+STRESS=${HARNESS_STRESS:-10000}
+if [ "${HARNESS_CONFIG:-}" = debug ]; then
+	SWEEP=${HARNESS_SWEEP:-100}
+	TEARDOWN=${HARNESS_TEARDOWN:-25}
+	STRESS=${HARNESS_STRESS:-2500}
 fi
 
 # Allocation failures injected into every operation the series touches,
@@ -249,9 +249,9 @@ fault_injection() {
 	echo scan > $KMEMLEAK && echo clear > $KMEMLEAK
 	# One sweep by default, for CI's time: about 1,100 injected failures,
 	# but patch 7's allocation of the old planes' model is reached about
-	# every other run; BENCH_FAULT_SWEEPS=2 make test (bench.fault_sweeps
+	# every other run; HARNESS_FAULT_SWEEPS=2 make test (harness.fault_sweeps
 	# on the guest's command line) sweeps twice.
-	run_tap /tmp/fault.tap /tests/kms_fault --sweeps "${BENCH_FAULT_SWEEPS:-1}"
+	run_tap /tmp/fault.tap /tests/kms_fault --sweeps "${HARNESS_FAULT_SWEEPS:-1}"
 }
 
 kmemleak_after() {
@@ -270,7 +270,7 @@ kmemleak_after() {
 	tap_status
 }
 
-if [ "${BENCH_CONFIG:-}" = debug ]; then
+if [ "${HARNESS_CONFIG:-}" = debug ]; then
 	suite fault fault_injection
 	suite fault:kmemleak kmemleak_after
 fi
@@ -310,7 +310,7 @@ done
 # 2000, and the full sizes twice cost a fifth of the guest's time. The
 # debug kernel (KASAN, lockdep) has no chrome run: base has it.
 CHROME_SUITES="scaling scenarios amdgpu_rule clients handover \"sweep 200 1\" \"teardown 25 1\" \"stress $STRESS\""
-[ "${BENCH_CONFIG:-}" = debug ] && CHROME_SUITES=
+[ "${HARNESS_CONFIG:-}" = debug ] && CHROME_SUITES=
 eval "set -- $CHROME_SUITES"
 for t in "$@"; do
 	# shellcheck disable=SC2086
@@ -355,13 +355,13 @@ suite demo:story demo_story
 # leave the writeback connector on the CRTC, which a client that does not
 # know it cannot clone.
 # A reload that fails (an fd left open, a client still running) skips the
-# file with a failing suite of its own, whatever BENCH_ONLY says: its suites
+# file with a failing suite of its own, whatever HARNESS_ONLY says: its suites
 # would otherwise run on the old device, or vanish without a word.
 # Under KASAN and lockdep the libliftoff client's commits are the paths
 # the cursor suites run already; its 50 s there are better spent elsewhere.
 for f in /tests/clients-*.sh; do
 	[ -f "$f" ] || continue
-	[ "${BENCH_CONFIG:-}" = debug ] && [ "${f##*/}" = clients-liftoff.sh ] && continue
+	[ "${HARNESS_CONFIG:-}" = debug ] && [ "${f##*/}" = clients-liftoff.sh ] && continue
 	if rmmod vkms && modprobe vkms enable_overlay=1; then
 		. "$f"
 	else
