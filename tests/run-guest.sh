@@ -231,6 +231,7 @@ suite same_verdicts_as_chrome same_as_chrome
 # under KASAN.
 rmmod vkms
 modprobe vkms enable_overlay=1
+suite crc_reopen run_tap /tmp/crc-reopen.tap /tests/kms_crc_reopen
 SWEEP=${HARNESS_SWEEP:-2000}
 TEARDOWN=${HARNESS_TEARDOWN:-100}
 STRESS=${HARNESS_STRESS:-10000}

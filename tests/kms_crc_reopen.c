@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kms_crc_reopen: the vkms CRC source keeps delivering while readers come
+ * and go.
+ *
+ * Opening a CRTC's crc/data file enables the CRC source, and the release of
+ * the file disables it. The release marks the file closed before it
+ * disables the source, so another open can enable the source in between.
+ * A driver that remembers in a flag whether the source holds its composer
+ * reference takes nothing for that open, and the late disable drops the
+ * only reference: the new reader gets no CRC. Two processes open, read and
+ * close the file in a loop; every open that succeeds must get a CRC.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kms_scene.h"
+#include "kms_util.h"
+#include "tap.h"
+
+#define WORKERS 2
+#define ROUNDS 200
+/* A frame is 1/SCENE_REFRESH s; a loaded TCG guest can be much slower. */
+#define CRC_TIMEOUT_MS 3000
+
+struct tally {
+	int opened;	/* opens that succeeded */
+	int busy;	/* opens refused because the other worker had the file */
+	int missed;	/* successful opens that got no CRC in time */
+	int failed;	/* opens that failed for another reason */
+};
+
+/* Opens the data file, waits for one CRC entry, closes. */
+static void one_round(const char *data, struct tally *t)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	char line[64];
+
+	pfd.fd = open(data, O_RDONLY | O_CLOEXEC);
+	if (pfd.fd < 0) {
+		if (errno == EBUSY)
+			t->busy++;
+		else
+			t->failed++;
+		return;
+	}
+	t->opened++;
+	if (poll(&pfd, 1, CRC_TIMEOUT_MS) != 1 || read(pfd.fd, line, sizeof(line)) <= 0)
+		t->missed++;
+	close(pfd.fd);
+}
+
+static pid_t start_worker(const char *data, int out)
+{
+	pid_t pid = fork();
+	struct tally t = { };
+
+	if (pid)
+		return pid;
+	for (int i = 0; i < ROUNDS; i++)
+		one_round(data, &t);
+	_exit(write(out, &t, sizeof(t)) == sizeof(t) ? 0 : 1);
+}
+
+int main(void)
+{
+	struct tally sum = { }, t;
+	char dir[128], path[160];
+	pid_t pid[WORKERS];
+	struct rig rig;
+	int pipefd[2];
+	int ret;
+
+	tap_plan(4);
+	ret = rig_open(&rig);
+	if (ret) {
+		tap_diag("vkms set-up failed: %s", strerror(-ret));
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s/crtc-%u/crc", rig.debugfs, rig.kms.crtc_index);
+	snprintf(path, sizeof(path), "%s/control", dir);
+	tap_ok(kms_write_file(path, "auto") == 0, "the CRC source is set to auto");
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	if (pipe(pipefd))
+		return 1;
+	for (int i = 0; i < WORKERS; i++)
+		pid[i] = start_worker(path, pipefd[1]);
+	close(pipefd[1]);
+	for (int i = 0; i < WORKERS; i++) {
+		if (read(pipefd[0], &t, sizeof(t)) == sizeof(t)) {
+			sum.opened += t.opened;
+			sum.busy += t.busy;
+			sum.missed += t.missed;
+			sum.failed += t.failed;
+		}
+		waitpid(pid[i], NULL, 0);
+	}
+	tap_diag("%d opens, %d refused busy, %d failed otherwise, %d without a CRC",
+		 sum.opened, sum.busy, sum.failed, sum.missed);
+	tap_ok(sum.opened > 0 && sum.failed == 0,
+	       "two readers opening and closing the CRC file get it or EBUSY");
+	tap_ok(sum.missed == 0, "every reader that opened the CRC file got a CRC");
+
+	sum = (struct tally) { };
+	one_round(path, &sum);
+	tap_ok(sum.opened == 1 && !sum.missed, "a reader after them still gets a CRC");
+
+	rig_close(&rig);
+	return tap_exit_status();
+}
