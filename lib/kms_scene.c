@@ -247,13 +247,7 @@ static uint32_t rig_prop(struct rig *b, uint32_t obj, uint32_t type, const char 
 static int rig_add(struct rig *b, drmModeAtomicReqPtr req, uint32_t obj, uint32_t type,
 		   const char *name, uint64_t value)
 {
-	uint32_t id = rig_prop(b, obj, type, name);
-
-	if (!id) {
-		fprintf(stderr, "object %u has no property %s\n", obj, name);
-		return -ENOENT;
-	}
-	return drmModeAtomicAddProperty(req, obj, id, value) < 0 ? -ENOMEM : 0;
+	return kms_add_id(req, obj, rig_prop(b, obj, type, name), name, value);
 }
 
 /* A plane on the rig's CRTC, source from 0,0, scaled if the sizes differ. */

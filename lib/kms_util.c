@@ -204,16 +204,20 @@ int kms_prop_value(int fd, uint32_t obj_id, uint32_t obj_type, const char *name,
 	return 0;
 }
 
-int kms_add(int fd, drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t obj_type,
-	    const char *name, uint64_t value)
+int kms_add_id(drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t prop_id,
+	       const char *name, uint64_t value)
 {
-	uint32_t prop_id = kms_prop_id(fd, obj_id, obj_type, name);
-
 	if (!prop_id) {
 		fprintf(stderr, "object %u has no property %s\n", obj_id, name);
 		return -ENOENT;
 	}
 	return drmModeAtomicAddProperty(req, obj_id, prop_id, value) < 0 ? -ENOMEM : 0;
+}
+
+int kms_add(int fd, drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t obj_type,
+	    const char *name, uint64_t value)
+{
+	return kms_add_id(req, obj_id, kms_prop_id(fd, obj_id, obj_type, name), name, value);
 }
 
 int kms_add_plane(int fd, drmModeAtomicReqPtr req, uint32_t plane_id,

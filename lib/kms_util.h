@@ -60,6 +60,9 @@ int kms_prop_value(int fd, uint32_t obj_id, uint32_t obj_type, const char *name,
 /* Adds obj.name = value to @req; -ENOENT when the property does not exist. */
 int kms_add(int fd, drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t obj_type,
 	    const char *name, uint64_t value);
+/* The same for a property id already looked up (0: the object has none). */
+int kms_add_id(drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t prop_id,
+	       const char *name, uint64_t value);
 /* Adds a full plane assignment: unscaled unless src and dst sizes differ. */
 int kms_add_plane(int fd, drmModeAtomicReqPtr req, uint32_t plane_id,
 		  uint32_t crtc_id, uint32_t fb_id,
