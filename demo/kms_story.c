@@ -520,23 +520,36 @@ static int without_video_plane(struct scene *s)
 	return chrome_planes(s);
 }
 
+/*
+ * A ChromeOS-style frame: its planes in one atomic commit, without the
+ * video's plane if that is refused, then the legacy cursor to @w; what the
+ * kernel said goes into @said. Returns the planes' commit result.
+ */
+static int chrome_frame(struct scene *s, enum where w, char *said, size_t len)
+{
+	unsigned int n = hw_planes(s);
+	int planes = chrome_planes(s);
+	int fallback = planes ? without_video_plane(s) : 0;
+	int cursor = legacy_cursor_to(w);
+
+	snprintf(said, len, "%u planes %s%s; cursor %s", n, verdict(planes),
+		 planes ? (fallback ? ", 3 EINVAL" : ", 3 ok") : "", verdict(cursor));
+	return planes;
+}
+
 static void guarded(void)
 {
 	struct shot sh = { "conservative: keep a pipe",
 			   "ChromeOS-style", NULL, NULL, NULL };
 	char said[96];
 	struct scene s, meant;
-	int planes, fallback, cursor;
+	int planes;
 
 	layout(&meant, true, true, EDGE);
 	s = meant;
 	reset_all();
 	set_protect_legacy(true);
-	planes = chrome_planes(&s);
-	fallback = planes ? without_video_plane(&s) : 0;
-	cursor = legacy_cursor_to(EDGE);
-	snprintf(said, sizeof(said), "4 planes %s%s; cursor %s", verdict(planes),
-		 planes ? (fallback ? ", 3 EINVAL" : ", 3 ok") : "", verdict(cursor));
+	planes = chrome_frame(&s, EDGE, said, sizeof(said));
 	sh.what = "4 planes (video scaled 2x), legacy cursor over the video's left edge";
 	sh.kernel_said = said;
 	sh.caption = planes ? "The video overlay is refused: all four pipes would be in use and "
@@ -609,7 +622,6 @@ static void amdgpu_rule(bool one_axis, enum where w, const char *caption)
 			   "ChromeOS-style", NULL, NULL, caption };
 	char said[96], what[128];
 	struct scene s, meant;
-	int planes, fallback, cursor;
 
 	layout(&meant, true, !one_axis, w);
 	if (one_axis)
@@ -617,12 +629,7 @@ static void amdgpu_rule(bool one_axis, enum where w, const char *caption)
 	s = meant;
 	reset_all();
 	set_amdgpu_rule(true);
-	planes = chrome_planes(&s);
-	fallback = planes ? without_video_plane(&s) : 0;
-	cursor = legacy_cursor_to(w);
-	snprintf(said, sizeof(said), "%u planes %s%s; cursor %s", hw_planes(&meant),
-		 verdict(planes), planes ? (fallback ? ", 3 EINVAL" : ", 3 ok") : "",
-		 verdict(cursor));
+	chrome_frame(&s, w, said, sizeof(said));
 	snprintf(what, sizeof(what), "%u planes (video scaled 2x%s), legacy cursor %s",
 		 hw_planes(&meant), one_axis ? " in height only" : "", cursor_at[w].name);
 	sh.what = what;

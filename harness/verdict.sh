@@ -36,7 +36,11 @@ for out in "$@"; do
 	function close_suite(rc,   n) {
 		if (suite == "")
 			return
-		if (plan != "" && seen != plan)
+		# The plan is printed last (lib/tap.h): a suite without one
+		# stopped before its end.
+		if (!kunit && plan == "")
+			report("FAIL", suite ": ended before its plan (ran " seen " tests)")
+		else if (plan != "" && seen != plan)
 			report("FAIL", suite ": planned " plan " tests, ran " seen)
 		else if (rc != "0" && !failed)
 			report("FAIL", suite ": exited with status " rc)

@@ -255,19 +255,12 @@ static int rig_add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane,
 			 uint32_t fb_id, uint32_t src_w, uint32_t src_h,
 			 int32_t x, int32_t y, uint32_t w, uint32_t h)
 {
-	const uint32_t t = DRM_MODE_OBJECT_PLANE;
+	uint64_t v[KMS_PLANE_PROPS];
 	int ret = 0;
 
-	ret |= rig_add(b, req, plane, t, "FB_ID", fb_id);
-	ret |= rig_add(b, req, plane, t, "CRTC_ID", b->kms.crtc_id);
-	ret |= rig_add(b, req, plane, t, "SRC_X", 0);
-	ret |= rig_add(b, req, plane, t, "SRC_Y", 0);
-	ret |= rig_add(b, req, plane, t, "SRC_W", (uint64_t)src_w << 16);
-	ret |= rig_add(b, req, plane, t, "SRC_H", (uint64_t)src_h << 16);
-	ret |= rig_add(b, req, plane, t, "CRTC_X", (uint64_t)(int64_t)x);
-	ret |= rig_add(b, req, plane, t, "CRTC_Y", (uint64_t)(int64_t)y);
-	ret |= rig_add(b, req, plane, t, "CRTC_W", w);
-	ret |= rig_add(b, req, plane, t, "CRTC_H", h);
+	kms_plane_geometry(v, b->kms.crtc_id, fb_id, src_w, src_h, x, y, w, h);
+	for (int i = 0; i < KMS_PLANE_PROPS; i++)
+		ret |= rig_add(b, req, plane, DRM_MODE_OBJECT_PLANE, kms_plane_props[i], v[i]);
 	return ret ? -EINVAL : 0;
 }
 
@@ -458,14 +451,22 @@ int rig_set_refresh(struct rig *b, unsigned int refresh)
 	return ret;
 }
 
+/* A rig's own file of the vkms device; no cap holder yet. */
+static int rig_open_file(struct rig *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->holder_fd = -1;
+	b->fd = kms_open_driver("vkms");
+	b->plain_fd = b->fd;
+	return b->fd;
+}
+
 int rig_open(struct rig *b)
 {
 	struct stat st;
 	int ret;
 
-	memset(b, 0, sizeof(*b));
-	b->fd = kms_open_driver("vkms");
-	if (b->fd < 0)
+	if (rig_open_file(b) < 0)
 		return b->fd;
 	if (kms_set_cap(b->fd, DRM_CLIENT_CAP_ATOMIC, 1) ||
 	    kms_set_cap(b->fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1))
@@ -534,9 +535,7 @@ int rig_attach_writeback(struct rig *b)
 
 int rig_open_client(struct rig *client, const struct rig *main)
 {
-	memset(client, 0, sizeof(*client));
-	client->fd = kms_open_driver("vkms");
-	if (client->fd < 0)
+	if (rig_open_file(client) < 0)
 		return client->fd;
 	if (kms_set_cap(client->fd, DRM_CLIENT_CAP_ATOMIC, 1))
 		return -errno;
@@ -611,13 +610,49 @@ void rig_close_client(struct rig *c)
 	c->fd = -1;
 }
 
+int rig_open_holder(struct rig *b)
+{
+	char path[32];
+	struct stat st;
+	int fd;
+
+	if (fstat(b->plain_fd, &st))
+		return -errno;
+	snprintf(path, sizeof(path), "/dev/dri/card%u", minor(st.st_rdev));
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = kms_make_holder(fd);
+	if (fd < 0)
+		return fd;
+	b->holder_fd = fd;
+	return 0;
+}
+
+int rig_commit_from(struct rig *b, int fd)
+{
+	if (b->fd == fd)
+		return 0;
+	drmDropMaster(b->fd);
+	if (drmSetMaster(fd))
+		return -errno;
+	b->fd = fd;
+	b->kms.fd = fd;
+	return 0;
+}
+
 void rig_close(struct rig *b)
 {
-	kms_fb_destroy(b->fd, &b->wb_fb);
-	kms_fb_destroy(b->fd, &b->cursor_fb);
+	/* The framebuffers are the plain file's: only it can remove them. */
+	int fd = b->plain_fd;
+
+	kms_fb_destroy(fd, &b->wb_fb);
+	kms_fb_destroy(fd, &b->cursor_fb);
 	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
 		for (int t = 0; t < 2; t++)
-			kms_fb_destroy(b->fd, &b->overlay_fb[i][t]);
-	kms_fb_destroy(b->fd, &b->primary_fb);
-	close(b->fd);
+			kms_fb_destroy(fd, &b->overlay_fb[i][t]);
+	kms_fb_destroy(fd, &b->primary_fb);
+	if (b->holder_fd >= 0)
+		close(b->holder_fd);
+	close(fd);
 }

@@ -58,6 +58,12 @@ struct rig {
 	char debugfs[64];
 	const struct rig *main;	/* a second client: whose patterns to copy */
 	/*
+	 * The rig's own file and a second one holding
+	 * DRM_CLIENT_CAP_NO_LEGACY_CURSOR from its open (rig_open_holder());
+	 * @fd is whichever of the two commits now (rig_commit_from()).
+	 */
+	int plain_fd, holder_fd;
+	/*
 	 * What scene_commit() and scene_capture() commit with, if not
 	 * kms_commit(): kms_fault arms its allocation failures in there.
 	 */
@@ -70,6 +76,15 @@ struct rig {
 /* Opens vkms with overlays, writeback and a small fast mode. */
 int rig_open(struct rig *b);
 void rig_close(struct rig *b);
+/*
+ * DRM_CLIENT_CAP_NO_LEGACY_CURSOR holds for the lifetime of a file, so the
+ * client holding it is a second file of the device, holding the cap from
+ * its open. Framebuffers, blobs and property ids are the device's: the rig
+ * commits its scenes from either file unchanged.
+ */
+int rig_open_holder(struct rig *b);
+/* The rig's commits come from @fd (plain_fd or holder_fd), made master. */
+int rig_commit_from(struct rig *b, int fd);
 /*
  * The rig's own start: only the writeback connector on the CRTC, the small
  * mode, the primary plane alone. A full modeset, also to recover a CRTC

@@ -220,24 +220,34 @@ int kms_add(int fd, drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t obj_type,
 	return kms_add_id(req, obj_id, kms_prop_id(fd, obj_id, obj_type, name), name, value);
 }
 
+const char *const kms_plane_props[KMS_PLANE_PROPS] = {
+	"FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H",
+	"CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H",
+};
+
+void kms_plane_geometry(uint64_t values[KMS_PLANE_PROPS], uint32_t crtc_id, uint32_t fb_id,
+			uint32_t src_w, uint32_t src_h,
+			int32_t crtc_x, int32_t crtc_y, uint32_t crtc_w, uint32_t crtc_h)
+{
+	const uint64_t v[KMS_PLANE_PROPS] = {
+		fb_id, crtc_id, 0, 0, (uint64_t)src_w << 16, (uint64_t)src_h << 16,
+		(uint64_t)(int64_t)crtc_x, (uint64_t)(int64_t)crtc_y, crtc_w, crtc_h,
+	};
+
+	memcpy(values, v, sizeof(v));
+}
+
 int kms_add_plane(int fd, drmModeAtomicReqPtr req, uint32_t plane_id,
 		  uint32_t crtc_id, uint32_t fb_id,
 		  uint32_t src_w, uint32_t src_h,
 		  int32_t crtc_x, int32_t crtc_y, uint32_t crtc_w, uint32_t crtc_h)
 {
-	const uint32_t t = DRM_MODE_OBJECT_PLANE;
+	uint64_t v[KMS_PLANE_PROPS];
 	int ret = 0;
 
-	ret |= kms_add(fd, req, plane_id, t, "FB_ID", fb_id);
-	ret |= kms_add(fd, req, plane_id, t, "CRTC_ID", crtc_id);
-	ret |= kms_add(fd, req, plane_id, t, "SRC_X", 0);
-	ret |= kms_add(fd, req, plane_id, t, "SRC_Y", 0);
-	ret |= kms_add(fd, req, plane_id, t, "SRC_W", (uint64_t)src_w << 16);
-	ret |= kms_add(fd, req, plane_id, t, "SRC_H", (uint64_t)src_h << 16);
-	ret |= kms_add(fd, req, plane_id, t, "CRTC_X", (uint64_t)(int64_t)crtc_x);
-	ret |= kms_add(fd, req, plane_id, t, "CRTC_Y", (uint64_t)(int64_t)crtc_y);
-	ret |= kms_add(fd, req, plane_id, t, "CRTC_W", crtc_w);
-	ret |= kms_add(fd, req, plane_id, t, "CRTC_H", crtc_h);
+	kms_plane_geometry(v, crtc_id, fb_id, src_w, src_h, crtc_x, crtc_y, crtc_w, crtc_h);
+	for (int i = 0; i < KMS_PLANE_PROPS; i++)
+		ret |= kms_add(fd, req, plane_id, DRM_MODE_OBJECT_PLANE, kms_plane_props[i], v[i]);
 	return ret ? -EINVAL : 0;
 }
 

@@ -63,7 +63,16 @@ int kms_add(int fd, drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t obj_type,
 /* The same for a property id already looked up (0: the object has none). */
 int kms_add_id(drmModeAtomicReqPtr req, uint32_t obj_id, uint32_t prop_id,
 	       const char *name, uint64_t value);
-/* Adds a full plane assignment: unscaled unless src and dst sizes differ. */
+/*
+ * A full plane assignment, source from 0,0: unscaled unless the source and
+ * destination sizes differ. kms_plane_geometry() fills @values for the
+ * properties named in kms_plane_props, in that order.
+ */
+enum { KMS_PLANE_PROPS = 10 };
+extern const char *const kms_plane_props[KMS_PLANE_PROPS];
+void kms_plane_geometry(uint64_t values[KMS_PLANE_PROPS], uint32_t crtc_id, uint32_t fb_id,
+			uint32_t src_w, uint32_t src_h,
+			int32_t crtc_x, int32_t crtc_y, uint32_t crtc_w, uint32_t crtc_h);
 int kms_add_plane(int fd, drmModeAtomicReqPtr req, uint32_t plane_id,
 		  uint32_t crtc_id, uint32_t fb_id,
 		  uint32_t src_w, uint32_t src_h,

@@ -1,30 +1,87 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Minimal TAP 13 producer for the guest tests: a plan up front, one line per
- * test, "# SKIP" for tests the device cannot run, diagnostics as comments.
+ * TAP 13 for the guest programs, and their list of subtests.
+ *
+ * A test's name is stable and kebab-case: lower-case letters, digits and
+ * '-', with "@variant" for one of several cases of the same check
+ * ("legacy-move-accepted@top-left"). Measured values, errno strings and
+ * modes go into the diagnostic line under the result, never into the
+ * name, so that two runs compare by name. A malformed or repeated name
+ * fails the test that carries it.
+ *
+ * The plan is printed last, from the count of tests that ran: a program
+ * that dies before tap_done() has no plan, which the host counts as a
+ * failure.
+ *
+ * Each program is a list of subtests (struct tap_subtest) run by
+ * tap_main(): "prog --list" prints them, "prog NAME [ARGS]" runs one.
  */
 #ifndef TAP_H
 #define TAP_H
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 struct tap {
-	int planned;
 	int run;
 	int failed;
 };
 
 extern struct tap tap;
 
-void tap_plan(int count);
+void tap_start(void);
 /* Reports one test; returns @ok so callers can chain on the verdict. */
-bool tap_ok(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tap_skip(const char *reason, const char *fmt, ...)
+bool tap_ok(bool ok, const char *name);
+/* The same, with a diagnostic line (the measured values) under it. */
+bool tap_okf(bool ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void tap_skip(const char *name, const char *reason_fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Exit status for main(): non-zero when a test failed or the plan was missed. */
-int tap_exit_status(void);
+/*
+ * A name built from stable labels ("probe@%s"); valid until TAP_NAMES
+ * more calls.
+ */
+#define TAP_NAMES 8
+const char *tap_name(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the plan; the exit status for main(): non-zero if a test failed. */
+int tap_done(void);
+
+/**
+ * struct tap_subtest - one subtest of a guest program
+ * @name: kebab-case, what "--list" prints and the guest runner passes back
+ * @args: the names of its arguments, for the usage line ("" if none)
+ * @nargs: how many arguments it takes
+ * @run: runs it; @argv holds its @nargs arguments
+ */
+struct tap_subtest {
+	const char *name;
+	const char *args;
+	int nargs;
+	void (*run)(char **argv);
+};
+
+/**
+ * struct tap_program - what tap_main() runs around a subtest
+ * @subtests: the program's subtests, in the order the runner should use
+ * @count: how many
+ * @setup: before the subtest, NULL if none; exits on failure
+ * @teardown: after it, NULL if none
+ */
+struct tap_program {
+	const struct tap_subtest *subtests;
+	size_t count;
+	void (*setup)(void);
+	void (*teardown)(void);
+};
+
+/*
+ * "--list": one line per subtest, "NAME ARGS...". "NAME [ARGS] [--comm C]":
+ * runs it under the command name C if given, framed by TAP. Returns the
+ * exit status: 2 for a usage error.
+ */
+int tap_main(const struct tap_program *prog, int argc, char **argv);
 
 #endif

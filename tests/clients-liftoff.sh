@@ -148,59 +148,68 @@ liftoff_table() {
 	done
 }
 
+# liftoff_label CAP OPTION: the label of a run in test names, from its
+# option ("--cap" -> "cap"); "no-cap" without one, "no-cap-again" for the
+# cap column run without the cap (LIFTOFF_CAP_OPT empty), so that the two
+# runs of a setting never share a name.
+liftoff_label() {
+	if [ -n "$2" ]; then
+		echo "${2#--}"
+	elif [ "$1" = on ]; then
+		echo no-cap-again
+	else
+		echo no-cap
+	fi
+}
+
 liftoff_suite() {
-	n_settings=$(echo "$LIFTOFF_SETTINGS" | wc -w)
-	n_cold=$(echo "$LIFTOFF_COLD" | wc -w)
 	n_amdgpu=0
 	case "$LIFTOFF_SETTINGS" in *amdgpu-4*) n_amdgpu=2 ;; esac
-	tap_plan $((n_settings * 8 + n_cold * 6 + 5 + n_amdgpu))
+	tap_start
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	for s in $LIFTOFF_SETTINGS; do
 		name=${s%%:*}
 		# shellcheck disable=SC2046
-		tap_check "vkms parameters for $name (per_plane:protect:hw_pipes:amdgpu_rule ${s#*:}) set" \
-			liftoff_set $(echo "${s#*:}" | tr : ' ')
+		tap_check "vkms-params-set@$name" liftoff_set $(echo "${s#*:}" | tr : ' ')
+		tap_diag "$name: per_plane:protect:hw_pipes:amdgpu_rule ${s#*:}"
 		for cap in off on; do
 			opt=
 			[ $cap = on ] && opt=$LIFTOFF_CAP_OPT
+			v=$name-$(liftoff_label $cap "$opt")
 			# shellcheck disable=SC2086
-			tap_check "kms_liftoff ${opt:-(no cap)} under $name: every commit succeeded" \
-				liftoff_run "$name" $cap $opt
-			tap_check "kms_liftoff ${opt:-(no cap)} under $name reported 8 layouts" \
-				test "$(liftoff_layouts "/tmp/liftoff-$name-$cap.out" | wc -l)" = 8
-			tap_check "kms_liftoff ${opt:-(no cap)} under $name: each layout replaced the one before on screen" \
+			tap_check "commits-succeeded@$v" liftoff_run "$name" $cap $opt
+			n_layouts=$(liftoff_layouts "/tmp/liftoff-$name-$cap.out" | wc -l)
+			tap_check "layouts-reported@$v" test "$n_layouts" = 8
+			tap_diag "kms_liftoff ${opt:-(no cap)} under $name: $n_layouts layouts reported (wanted 8)"
+			tap_check "layout-replaced-previous@$v" \
 				liftoff_chain "/tmp/liftoff-$name-$cap.out" 0
 		done
-		tap_check "$name: with the cap at least as many layers on planes, every layout" \
-			liftoff_cmp "$name" -ge
+		tap_check "cap-planes-not-fewer@$name" liftoff_cmp "$name" -ge
 		case " $LIFTOFF_COLD " in *" $name "*) ;; *) continue ;; esac
 		for cap in off on; do
 			opt=
 			[ $cap = on ] && opt=$LIFTOFF_CAP_OPT
+			v=$name-$(liftoff_label $cap "$opt")
 			# shellcheck disable=SC2086
-			tap_check "kms_liftoff --cold ${opt:-(no cap)} under $name: every commit succeeded" \
-				liftoff_run "cold-$name" $cap --cold $opt
-			tap_check "kms_liftoff --cold ${opt:-(no cap)} under $name: each layout started from fewer planes than the one before left" \
+			tap_check "cold-commits-succeeded@$v" liftoff_run "cold-$name" $cap --cold $opt
+			tap_check "cold-started-from-fewer-planes@$v" \
 				liftoff_chain "/tmp/liftoff-cold-$name-$cap.out" 1
-			tap_check "kms_liftoff --cold ${opt:-(no cap)} under $name: cold starts give what the transitions gave" \
+			tap_check "cold-same-as-transitions@$v" \
 				liftoff_diff "/tmp/liftoff-cold-$name-$cap.out" "/tmp/liftoff-$name-$cap.out" -eq
 		done
 	done
 	# shellcheck disable=SC2046
-	tap_check "the kernel granted the cap to every --cap run, on every layout" \
-		liftoff_all cap set $(ls /tmp/liftoff-*-on.out)
-	tap_check "emulation off: the cap changes nothing, every layout" liftoff_cmp off -eq
-	tap_check "unguarded: the cap changes nothing, every layout" liftoff_cmp unguarded-4 -eq
-	tap_check "guarded, 4 pipes: the cap lifts the scaled video and 2 overlays onto planes" \
+	tap_check "cap-granted-every-run" liftoff_all cap set $(ls /tmp/liftoff-*-on.out)
+	tap_check "cap-changes-nothing@off" liftoff_cmp off -eq
+	tap_check "cap-changes-nothing@unguarded-4" liftoff_cmp unguarded-4 -eq
+	tap_check "cap-lifts-video-and-overlays@guarded-4" \
 		liftoff_gain guarded-4 video-window+2-overlays
-	tap_check "guarded, 5 pipes: a free pipe is left, the cap changes nothing" \
-		liftoff_cmp guarded-5 -eq
+	tap_check "cap-changes-nothing@guarded-5" liftoff_cmp guarded-5 -eq
 	if [ "$n_amdgpu" != 0 ]; then
 		# The mode amdgpu keeps while the cursor is off is whatever the
 		# CRTC had before, so only the layers on planes must agree.
-		tap_check "amdgpu's rule looks at no client: the cap puts the same layers on planes" \
-			liftoff_same_planes amdgpu-4
-		tap_check "4 pipes: with the cap at least as many layers on planes as under amdgpu's rule" \
+		tap_check "cap-same-planes@amdgpu-4" liftoff_same_planes amdgpu-4
+		tap_check "cap-planes-not-fewer-than-amdgpu-rule@guarded-4" \
 			liftoff_diff /tmp/liftoff-guarded-4-on.out /tmp/liftoff-amdgpu-4-off.out -ge
 	fi
 
@@ -222,7 +231,7 @@ liftoff_suite() {
 	done
 	# What the rest of the guest expects: the defaults.
 	liftoff_set 0 1 4 0
-	tap_status
+	tap_done
 }
 
 suite clients:liftoff liftoff_suite

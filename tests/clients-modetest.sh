@@ -102,21 +102,54 @@ mt_state() {
 		"$VKMS_DEBUGFS"/vkms_cursor_state
 }
 
-# Runs the judge and renumbers its TAP into the current plan.
+# mt_policy PROTECT: the label of a protect_legacy_cursor value.
+mt_policy() {
+	if [ "$1" = 1 ]; then echo guarded; else echo unguarded; fi
+}
+
+# mt_judge_name NAME: the judge's test NAME with the case as its variant,
+# as each of this suite's tests has it (a NAME with a variant of its own is
+# kept as it is).
+mt_judge_name() {
+	case "$1" in
+	*@*) echo "$1" ;;
+	*) echo "$1@$mt_case" ;;
+	esac
+}
+
+# mt_judge CASE JUDGE_ARGS...: runs the judge and renumbers its TAP into
+# the current suite, its names with CASE as the variant. Its plan comes
+# last: judge-completed@CASE fails unless it printed one and ran that many
+# tests (a judge that died midway would otherwise pass with fewer tests).
 mt_judge() {
+	mt_case=$1
+	shift
 	/tests/kms_client_judge --log /tmp/mt-client.log "$@" > /tmp/mt-judge.tap
 	echo "# judge: exit status $?"
+	judge_ran=0 judge_plan=
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*) tap_result 0 "${line#ok * - }" ;;
-		"not ok "*) tap_result 1 "${line#not ok * - }" ;;
+		"ok "* | "not ok "*) judge_ran=$((judge_ran + 1)) ;;
+		esac
+		case "$line" in
+		"ok "*" # SKIP "*)
+			line=${line#ok * - }
+			tap_skip "$(mt_judge_name "${line%% # SKIP *}")" "${line#* # SKIP }"
+			;;
+		"ok "*) tap_result 0 "$(mt_judge_name "${line#ok * - }")" ;;
+		"not ok "*) tap_result 1 "$(mt_judge_name "${line#not ok * - }")" ;;
+		"1.."*) judge_plan=${line#1..} ;;
 		"#"*) echo "$line" ;;
 		esac
 	done < /tmp/mt-judge.tap
+	test "$judge_ran" = "${judge_plan:-none}"
+	tap_result $? "judge-completed@$mt_case"
+	tap_diag "judge: ran $judge_ran tests, plan ${judge_plan:-missing}"
 }
 
-# mt_layout NAME PER_PIPE PROTECT MODE PIPES REFUSED PLANE_ARGS...: the
-# atomic client puts the layout up; vkms must choose MODE with PIPES pipes
+# mt_layout CASE PER_PIPE PROTECT MODE PIPES REFUSED PLANE_ARGS...: the
+# atomic client puts the layout up (CASE: the label of the layout and policy,
+# the variant of each test's name); vkms must choose MODE with PIPES pipes
 # in use; then a legacy modetest becomes master, sets its own primary with
 # SETCRTC over the overlays and runs the cursor test under the judge, which
 # wants refused cursor updates ("some") or none. The caller has set -f: the
@@ -124,20 +157,19 @@ mt_judge() {
 mt_layout() {
 	name=$1 per_plane=$2 protect=$3 mode=$4 pipes=$5 refused=$6
 	shift 6
-	tap_plan 13
+	tap_start
 	mt_params "$per_plane" "$protect"
 	mt_atomic "$@"
-	tap_check "$name: the atomic client's commit of its mode and planes was accepted" \
-		test $mt_atomic_ok = 1
+	tap_check "atomic-commit-accepted@$name" test $mt_atomic_ok = 1
 	state=$(mt_state)
-	tap_check "$name: the state's cursor mode is $mode with $pipes pipes in use (got: $state)" \
-		test "$state" = "$mode $pipes"
-	mt_judge --name "$name" --expect-mode "$mode" --expect-refused "$refused" \
+	tap_check "cursor-mode-and-pipes@$name" test "$state" = "$mode $pipes"
+	tap_diag "$name: cursor mode and pipes in use: $state (wanted: $mode $pipes)"
+	mt_judge "$name" --name "$name" --expect-mode "$mode" --expect-refused "$refused" \
 		--min-cursor-on 4 --min-over-overlay "${MT_MIN_OVER:-4}" --seed 7 \
 		-- modetest -M vkms -s "$MT_CONN@$MT_CRTC:$MT_MODE" -C
 	mt_atomic_end
 	mt_restore
-	tap_status
+	tap_done
 }
 
 MT_SCALED="-P $MT_PRI@$MT_CRTC:640x480+0+0 -P $MT_OV1@$MT_CRTC:160x120+40+40*2"
@@ -145,7 +177,7 @@ MT_SCALED="-P $MT_PRI@$MT_CRTC:640x480+0+0 -P $MT_OV1@$MT_CRTC:160x120+40+40*2"
 mt_dedicated() {
 	set -f
 	# shellcheck disable=SC2086
-	mt_layout "dedicated, protect_legacy_cursor=$1" 1 "$1" dedicated 3 none $MT_SCALED
+	mt_layout "dedicated-$(mt_policy "$1")" 1 "$1" dedicated 3 none $MT_SCALED
 	set -- $?
 	set +f
 	return "$1"
@@ -153,7 +185,7 @@ mt_dedicated() {
 
 # Every pipe in use: unscaled opaque overlays, where every copy is right.
 mt_native() {
-	mt_layout "native, protect_legacy_cursor=$1" 1 "$1" native 4 none \
+	mt_layout "native-$(mt_policy "$1")" 1 "$1" native 4 none \
 		-P "$MT_PRI@$MT_CRTC:640x480+0+0" \
 		-P "$MT_OV1@$MT_CRTC:200x150+20+20" \
 		-P "$MT_OV2@$MT_CRTC:200x150+240+100" \
@@ -171,7 +203,7 @@ mt_native_scaled() {
 	MT_MIN_OVER=0
 	set -f
 	# shellcheck disable=SC2086
-	mt_layout "native with a scaled overlay, protect_legacy_cursor=0" 1 0 native 4 some \
+	mt_layout native-scaled-unguarded 1 0 native 4 some \
 		$MT_SCALED4
 	set -- $?
 	set +f
@@ -181,7 +213,7 @@ mt_native_scaled() {
 
 # The same layout from a client without the cap, guarded: refused whole.
 mt_native_scaled_guarded() {
-	tap_plan 2
+	tap_start
 	mt_params 1 1
 	# The refusal is a drm.debug atomic line: make sure they are logged.
 	echo $(($(cat /sys/module/drm/parameters/debug) | 0x10)) > /sys/module/drm/parameters/debug
@@ -195,33 +227,34 @@ mt_native_scaled_guarded() {
 	rc=$?
 	set +f
 	sed 's/^/# client: /' /tmp/mt-refused.log
-	tap_check "guarded: modetest's atomic commit of the layout is refused (exit status $rc)" \
+	tap_check "atomic-commit-refused@native-scaled-guarded" \
 		sh -c "[ $rc -ne 0 ] && grep -q 'Atomic Commit failed' /tmp/mt-refused.log"
-	tap_check "guarded: vkms refused it to keep a pipe for a later legacy cursor" \
+	tap_diag "native-scaled-guarded: modetest exit status $rc"
+	tap_check "refused-to-keep-cursor-pipe@native-scaled-guarded" \
 		sh -c "dmesg | sed -n '/$mark/,\$p' |
 		       grep -q 'no pipe left for a later legacy cursor update'"
 	mt_restore
-	tap_status
+	tap_done
 }
 
 # The 2021 bug on purpose: validation off, the raw per-plane picture; one
 # legacy modetest with a 2x scaled overlay and its cursor test. The judge
 # must see wrong frames, or it could not see them anywhere else either.
 mt_bug() {
-	tap_plan 11
+	tap_start
 	mt_params 1 1 4 1
 	set -f
-	mt_judge --name "validation off (the bug)" --expect-wrong --expect-mode native \
+	mt_judge validation-off --name validation-off --expect-wrong --expect-mode native \
 		--expect-refused none --min-cursor-on 4 --min-over-overlay 4 --seed 7 \
 		-- modetest -M vkms -s "$MT_CONN@$MT_CRTC:$MT_MODE" \
 		-P "$MT_OV1@$MT_CRTC:160x120+40+40*2" -C
 	set +f
 	mt_restore
-	tap_status
+	tap_done
 }
 
 mt_drm_info() {
-	tap_plan 12
+	tap_start
 	mt_params 1 1
 	set -f
 	# shellcheck disable=SC2086
@@ -232,30 +265,32 @@ mt_drm_info() {
 	drm_info -j > /tmp/drm_info.json 2> /tmp/drm_info-j.err
 	rcj=$?
 	t=/tmp/drm_info.txt
-	tap_check "drm_info exits 0 (got $rc)" test $rc = 0
-	tap_check "drm_info writes nothing to stderr" test ! -s /tmp/drm_info.err
-	tap_check "drm_info -j exits 0 (got $rcj)" test $rcj = 0
-	tap_check "drm_info -j writes nothing to stderr" test ! -s /tmp/drm_info-j.err
-	tap_check "drm_info lists the driver vkms" grep -q 'Driver: vkms ' $t
-	tap_check "drm_info lists one primary, 8 overlay and one cursor plane" sh -c "
+	tap_check "drm-info-exits-0" test $rc = 0
+	tap_diag "drm_info: exit status $rc"
+	tap_check "drm-info-no-stderr" test ! -s /tmp/drm_info.err
+	tap_check "drm-info-json-exits-0" test $rcj = 0
+	tap_diag "drm_info -j: exit status $rcj"
+	tap_check "drm-info-json-no-stderr" test ! -s /tmp/drm_info-j.err
+	tap_check "drm-info-driver-vkms" grep -q 'Driver: vkms ' $t
+	tap_check "drm-info-plane-types" sh -c "
 		test \$(grep -c '\"type\" (immutable): enum {Overlay, Primary, Cursor} = Primary' $t) = 1 &&
 		test \$(grep -c '\"type\" (immutable): enum {Overlay, Primary, Cursor} = Overlay' $t) = 8 &&
 		test \$(grep -c '\"type\" (immutable): enum {Overlay, Primary, Cursor} = Cursor' $t) = 1"
-	tap_check "drm_info shows a settable zpos on each of the 9 non-cursor planes" \
+	tap_check "drm-info-zpos-settable" \
 		test "$(grep -c '"zpos": range \[0, 8\]' $t)" = 9
-	tap_check "drm_info lists the writeback connector" grep -q 'Type: writeback' $t
-	tap_check "drm_info shows the 2x scaled overlay the atomic client set (SRC_W 160, CRTC_W 320)" \
+	tap_check "drm-info-writeback-connector" grep -q 'Type: writeback' $t
+	tap_check "drm-info-scaled-overlay" \
 		sh -c "grep -q '\"SRC_W\" (atomic): range \[0, UINT32_MAX\] = 160' $t &&
 		       grep -q '\"CRTC_W\" (atomic): range \[0, INT32_MAX\] = 320' $t"
-	tap_check "drm_info -j names the driver vkms" grep -q '"name": "vkms"' /tmp/drm_info.json
-	tap_check "drm_info -j lists the 10 planes with their zpos" \
+	tap_check "drm-info-json-driver-vkms" grep -q '"name": "vkms"' /tmp/drm_info.json
+	tap_check "drm-info-json-planes-zpos" \
 		test "$(grep -c '"zpos"' /tmp/drm_info.json)" = 10
-	tap_check "drm_info -j is a complete JSON object (balanced braces, the last one closing)" \
+	tap_check "drm-info-json-complete" \
 		sh -c "test \$(tr -cd '{' < /tmp/drm_info.json | wc -c) = \$(tr -cd '}' < /tmp/drm_info.json | wc -c) &&
 		       test \$(tr -d ' \t\n' < /tmp/drm_info.json | tail -c 1) = '}'"
 	mt_atomic_end
 	mt_restore
-	tap_status
+	tap_done
 }
 
 mt_t0=$(cut -d' ' -f1 /proc/uptime)

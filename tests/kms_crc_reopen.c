@@ -77,49 +77,84 @@ static pid_t start_worker(const char *data, int out)
 	_exit(write(out, &t, sizeof(t)) == sizeof(t) ? 0 : 1);
 }
 
-int main(void)
-{
-	struct tally sum = { }, t;
-	char dir[128], path[160];
-	pid_t pid[WORKERS];
-	struct rig rig;
-	int pipefd[2];
-	int ret;
+static struct rig rig;
 
-	tap_plan(3);
-	ret = rig_open(&rig);
+static void setup(void)
+{
+	int ret = rig_open(&rig);
+
 	if (ret) {
 		tap_diag("vkms set-up failed: %s", strerror(-ret));
-		return 1;
+		exit(1);
 	}
-	snprintf(dir, sizeof(dir), "%s/crtc-%u/crc", rig.debugfs, rig.kms.crtc_index);
-	snprintf(path, sizeof(path), "%s/control", dir);
-	tap_ok(kms_write_file(path, "auto") == 0, "the CRC source is set to auto");
+}
 
-	snprintf(path, sizeof(path), "%s/data", dir);
+static void teardown(void)
+{
+	rig_close(&rig);
+}
+
+/* Both workers on @data at once; their tallies summed into @sum. */
+static int run_workers(const char *data, struct tally *sum)
+{
+	pid_t pid[WORKERS];
+	struct tally t;
+	int pipefd[2];
+
 	if (pipe(pipefd))
-		return 1;
+		return -errno;
 	for (int i = 0; i < WORKERS; i++)
-		pid[i] = start_worker(path, pipefd[1]);
+		pid[i] = start_worker(data, pipefd[1]);
 	close(pipefd[1]);
 	for (int i = 0; i < WORKERS; i++) {
 		if (read(pipefd[0], &t, sizeof(t)) == sizeof(t)) {
-			sum.opened += t.opened;
-			sum.busy += t.busy;
-			sum.missed += t.missed;
-			sum.failed += t.failed;
+			sum->opened += t.opened;
+			sum->busy += t.busy;
+			sum->missed += t.missed;
+			sum->failed += t.failed;
 		}
-		waitpid(pid[i], NULL, 0);
+		if (pid[i] > 0)
+			waitpid(pid[i], NULL, 0);
 	}
-	tap_diag("%d opens, %d refused busy, %d failed otherwise, %d without a CRC",
-		 sum.opened, sum.busy, sum.failed, sum.missed);
-	tap_ok(sum.opened == WORKERS * OPENS && sum.failed == 0,
-	       "two readers opening and closing the CRC file get it or EBUSY");
+	close(pipefd[0]);
+	return 0;
+}
+
+static void test_reopen(char **argv)
+{
+	struct tally sum = { };
+	char dir[128], path[160];
+	int ret;
+
+	(void)argv;
+	snprintf(dir, sizeof(dir), "%s/crtc-%u/crc", rig.debugfs, rig.kms.crtc_index);
+	snprintf(path, sizeof(path), "%s/control", dir);
+	ret = kms_write_file(path, "auto");
+	tap_okf(ret == 0, "crc-source-auto", "writing auto to %s: %s", path, strerror(-ret));
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	ret = run_workers(path, &sum);
+	if (ret)
+		tap_diag("no pipe for the workers' tallies: %s", strerror(-ret));
+	tap_okf(!ret && sum.opened == WORKERS * OPENS && sum.failed == 0,
+		"readers-get-crc-file-or-ebusy",
+		"%d opens, %d refused busy, %d failed otherwise, %d without a CRC",
+		sum.opened, sum.busy, sum.failed, sum.missed);
 
 	sum = (struct tally) { };
 	one_round(path, &sum);
-	tap_ok(sum.opened == 1 && !sum.missed, "a reader after them still gets a CRC");
+	tap_okf(sum.opened == 1 && !sum.missed, "crc-after-readers",
+		"%d opened, %d without a CRC, %d refused busy, %d failed otherwise",
+		sum.opened, sum.missed, sum.busy, sum.failed);
+}
 
-	rig_close(&rig);
-	return tap_exit_status();
+static const struct tap_subtest subtests[] = {
+	{ "reopen", "", 0, test_reopen },
+};
+
+int main(int argc, char **argv)
+{
+	const struct tap_program program = { subtests, ARRAY_SIZE(subtests), setup, teardown };
+
+	return tap_main(&program, argc, argv);
 }

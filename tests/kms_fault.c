@@ -26,7 +26,9 @@
  * what such a failure must produce; the marker written to the kernel log
  * before it lets the verdict tell it from a report of the series.
  *
- * usage: kms_fault [--max-points N] [--sweeps N] [--only SUBSTR]
+ * usage: kms_fault inject SWEEPS [--max-points N] [--only SUBSTR]
+ * Each check of an operation is named "check@operation" (check_names[]),
+ * the same whether it ran or was skipped.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -43,8 +45,20 @@
 #include "kms_scene.h"
 #include "tap.h"
 
-/* Checks per operation, in the order run_op() reports them. */
-#define CHECKS_PER_OP 6
+/* The checks of an operation, in the order run_op() reports them. */
+enum check {
+	CHECK_REACHED, CHECK_ENOMEM, CHECK_NO_REPORT, CHECK_STATE, CHECK_FRAME,
+	CHECK_NEXT_COMMIT, CHECKS_PER_OP
+};
+
+static const char *const check_names[CHECKS_PER_OP] = {
+	[CHECK_REACHED] = "injection-reached-and-ran-clean",
+	[CHECK_ENOMEM] = "failed-calls-returned-enomem",
+	[CHECK_NO_REPORT] = "no-kernel-report",
+	[CHECK_STATE] = "state-unchanged-or-undisturbed",
+	[CHECK_FRAME] = "frame-shows-state",
+	[CHECK_NEXT_COMMIT] = "next-commit-succeeded",
+};
 #define MAX_OBJS (2 + SCENE_MAX_OVERLAYS + 1)
 #define MAX_PROPS 32
 
@@ -81,6 +95,7 @@ struct snapshot {
 };
 
 struct op {
+	/* Kebab-case: the variant of its checks' names. */
 	const char *name;
 	enum policy policy;
 	/* The state the operation starts from, committed without failures. */
@@ -113,12 +128,15 @@ struct result {
 
 static unsigned int max_points = 400;
 /*
- * The nth allocation is not the same one on every run: KASAN's stack depot
- * and kmemleak allocate for themselves now and then, which shifts the
- * count by one or two. A single sweep can step over an allocation of the
- * series; a second one, shifted differently, catches most of those.
+ * inject's argument. The nth allocation is not the same one on every run:
+ * KASAN's stack depot and kmemleak allocate for themselves now and then,
+ * which shifts the count by one or two. A single sweep can step over an
+ * allocation of the series; a second one, shifted differently, catches
+ * most of those.
  */
-static unsigned int sweeps = 2;
+static unsigned int sweeps;
+/* --only SUBSTR: the operations whose name holds it, the others skipped. */
+static const char *only;
 static unsigned long total_points, total_failed_calls;
 
 /* ---- fault injection ----------------------------------------------------- */
@@ -563,44 +581,12 @@ static bool same_frame(const struct snapshot *a, const struct snapshot *b)
 /* ---- policies and preparations ------------------------------------------- */
 
 /*
- * DRM_CLIENT_CAP_NO_LEGACY_CURSOR holds for the lifetime of a file: the
- * cap holder is a second file of the device, holding it from the start.
- * The rig commits from it by handing it master (framebuffers and property
- * ids are the device's) and goes back to its own file for the ordinary
- * commit after every call.
+ * The cap holder commits by taking master (rig_open_holder()); the rig goes
+ * back to its own file for the ordinary commit after every call.
  */
-static int plain_fd = -1, holder_fd = -1;
-
-static int holder_open(void)
-{
-	int fd = open(card_path, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	fd = kms_make_holder(fd);
-	if (fd < 0)
-		return fd;
-	plain_fd = rig.fd;
-	holder_fd = fd;
-	return 0;
-}
-
-/* The rig's commits come from @fd from now on, which becomes master. */
-static int commit_from(int fd)
-{
-	if (rig.fd == fd)
-		return 0;
-	drmDropMaster(rig.fd);
-	if (drmSetMaster(fd))
-		return -errno;
-	rig.fd = fd;
-	rig.kms.fd = fd;
-	return 0;
-}
-
 static int set_policy(enum policy p)
 {
-	int ret = commit_from(p == CAP ? holder_fd : plain_fd);
+	int ret = rig_commit_from(&rig, p == CAP ? rig.holder_fd : rig.plain_fd);
 
 	ret = ret ?: set_per_pipe(p != PLANE);
 	ret = ret ?: set_protect_legacy(p != UNGUARDED);
@@ -615,7 +601,7 @@ static int ordinary_commit(void)
 	struct scene s;
 	int ret;
 
-	ret = commit_from(plain_fd) ?: set_per_pipe(true) ?:
+	ret = rig_commit_from(&rig, rig.plain_fd) ?: set_per_pipe(true) ?:
 	      set_protect_legacy(true) ?: set_hw_pipes(HW_PIPES_DEFAULT);
 	if (!ret && have_amdgpu_rule())
 		ret = set_amdgpu_rule(false);
@@ -657,26 +643,36 @@ static int prepare_no_cursor(const struct op *op)
 	return set_policy(op->policy) ?: scene_commit(&rig, &s, 0);
 }
 
-/* Overlay 0 shows a framebuffer of its own, which RMFB removes. */
-static int prepare_doomed_fb(const struct op *op)
+/*
+ * A framebuffer of @fd's own, filled with @argb, put on overlay 0 by @fd:
+ * what the call takes away is then that file's, not the rig's. @id keeps
+ * its id for fb_key() after the call took it.
+ */
+static int show_own_fb(int fd, struct kms_fb *fb, uint32_t *id, uint32_t argb)
 {
 	drmModeAtomicReqPtr req;
 	int ret;
 
-	ret = set_policy(op->policy) ?: scene_commit(&rig, &op->scene, 0);
+	ret = kms_fb_create(fd, SCENE_W, SCENE_H, DRM_FORMAT_XRGB8888, fb);
 	if (ret)
 		return ret;
-	ret = kms_fb_create(rig.fd, SCENE_W, SCENE_H, DRM_FORMAT_XRGB8888, &doomed_fb);
-	if (ret)
-		return ret;
-	kms_fb_fill(&doomed_fb, 0xff2080c0);
-	doomed_fb_id = doomed_fb.fb_id;
+	kms_fb_fill(fb, argb);
+	*id = fb->fb_id;
 	req = drmModeAtomicAlloc();
-	ret = kms_add(rig.fd, req, rig.kms.overlay_ids[0], DRM_MODE_OBJECT_PLANE, "FB_ID",
-		      doomed_fb.fb_id);
-	ret = ret ?: kms_commit(rig.fd, req, 0);
+	if (!req)
+		return -ENOMEM;
+	ret = kms_add(fd, req, rig.kms.overlay_ids[0], DRM_MODE_OBJECT_PLANE, "FB_ID", fb->fb_id);
+	ret = ret ?: kms_commit(fd, req, 0);
 	drmModeAtomicFree(req);
 	return ret;
+}
+
+/* Overlay 0 shows a framebuffer of its own, which RMFB removes. */
+static int prepare_doomed_fb(const struct op *op)
+{
+	int ret = set_policy(op->policy) ?: scene_commit(&rig, &op->scene, 0);
+
+	return ret ?: show_own_fb(rig.fd, &doomed_fb, &doomed_fb_id, 0xff2080c0);
 }
 
 /*
@@ -685,7 +681,6 @@ static int prepare_doomed_fb(const struct op *op)
  */
 static int prepare_client(const struct op *op)
 {
-	drmModeAtomicReqPtr req;
 	int ret;
 
 	ret = set_policy(op->policy) ?: scene_commit(&rig, &op->scene, 0);
@@ -697,17 +692,7 @@ static int prepare_client(const struct op *op)
 		return -errno;
 	if (drmSetMaster(client_fd) || kms_set_cap(client_fd, DRM_CLIENT_CAP_ATOMIC, 1))
 		return -errno;
-	ret = kms_fb_create(client_fd, SCENE_W, SCENE_H, DRM_FORMAT_XRGB8888, &client_fb);
-	if (ret)
-		return ret;
-	kms_fb_fill(&client_fb, 0xffc08020);
-	client_fb_id = client_fb.fb_id;
-	req = drmModeAtomicAlloc();
-	ret = kms_add(client_fd, req, rig.kms.overlay_ids[0], DRM_MODE_OBJECT_PLANE, "FB_ID",
-		      client_fb.fb_id);
-	ret = ret ?: kms_commit(client_fd, req, 0);
-	drmModeAtomicFree(req);
-	return ret;
+	return show_own_fb(client_fd, &client_fb, &client_fb_id, 0xffc08020);
 }
 
 static void after_doomed_fb(const struct op *op)
@@ -954,6 +939,22 @@ static bool sweep(const struct op *op, struct result *r)
 	return nth <= max_points;
 }
 
+static const char *check_name(enum check check, const struct op *op)
+{
+	return tap_name("%s@%s", check_names[check], op->name);
+}
+
+/* Every check of @op failed, or skipped with @skip, for @why. */
+static void report_not_run(const struct op *op, bool skip, const char *why)
+{
+	for (int i = 0; i < CHECKS_PER_OP; i++) {
+		if (skip)
+			tap_skip(check_name(i, op), "%s", why);
+		else
+			tap_okf(false, check_name(i, op), "%s", why);
+	}
+}
+
 static void run_op(const struct op *op)
 {
 	struct result r = { .mode = CURSOR_MODES };
@@ -970,8 +971,7 @@ static void run_op(const struct op *op)
 			 op->name, prepare_ret, ret,
 			 ref_after.cs_ret ? "?" : cursor_mode_name(ref_after.cs.mode),
 			 splat[0] ? ", kernel: " : "", splat);
-		for (int i = 0; i < CHECKS_PER_OP; i++)
-			tap_ok(false, "%s: check %d (the undisturbed run failed)", op->name, i + 1);
+		report_not_run(op, false, "the undisturbed run failed");
 		ordinary_commit();
 		return;
 	}
@@ -989,17 +989,22 @@ static void run_op(const struct op *op)
 	 * survive a failure: only a call that failed proves the injection
 	 * reached the operation's own allocations.
 	 */
-	tap_ok(r.points > 0 && (r.failed_calls > 0 || op->cannot_fail) && ended,
-	       "%s: the injection reached the operation and it ran clean at last", op->name);
-	tap_ok(!r.bad_errno, "%s: every failed call returned -ENOMEM%s%s", op->name,
-	       r.bad_errno ? ", not " : "", r.bad_errno ? strerror(-r.first_bad_errno) : "");
-	tap_ok(!r.splats, "%s: no kernel report", op->name);
-	tap_ok(!r.state_changed && !r.wrong_state && !r.prepare_drift,
-	       "%s: a failed call changed nothing, a successful one left the undisturbed state",
-	       op->name);
-	tap_ok(!r.wrong_frame, "%s: the frame read back shows that state", op->name);
-	tap_ok(!r.next_commit_failed, "%s: the next ordinary commit succeeded every time",
-	       op->name);
+	tap_okf(r.points > 0 && (r.failed_calls > 0 || op->cannot_fail) && ended,
+		check_name(CHECK_REACHED, op), "%u points, %u calls failed, %s",
+		r.points, r.failed_calls, ended ? "ran clean at last" : "never ran clean");
+	tap_okf(!r.bad_errno, check_name(CHECK_ENOMEM, op), "%u failed otherwise%s%s",
+		r.bad_errno, r.bad_errno ? ", first with " : "",
+		r.bad_errno ? strerror(-r.first_bad_errno) : "");
+	tap_okf(!r.splats, check_name(CHECK_NO_REPORT, op), "%u runs with a kernel report",
+		r.splats);
+	/* A failed call changed nothing, a successful one left the undisturbed state. */
+	tap_okf(!r.state_changed && !r.wrong_state && !r.prepare_drift,
+		check_name(CHECK_STATE, op),
+		"%u failed calls changed the state, %u runs left another, %u preparations drifted",
+		r.state_changed, r.wrong_state, r.prepare_drift);
+	tap_okf(!r.wrong_frame, check_name(CHECK_FRAME, op), "%u frames differ", r.wrong_frame);
+	tap_okf(!r.next_commit_failed, check_name(CHECK_NEXT_COMMIT, op),
+		"%u ordinary commits failed", r.next_commit_failed);
 	total_points += r.points;
 	total_failed_calls += r.failed_calls;
 }
@@ -1019,13 +1024,13 @@ static void run_op(const struct op *op)
 static const struct scene scaled_scene = SCALED_SCENE;
 
 #define COMMITS(what, scene_, flags_, mode_) \
-	{ what "/cap", CAP, prepare_default, run_commit, .scene = scene_, .flags = flags_, \
+	{ what "-cap", CAP, prepare_default, run_commit, .scene = scene_, .flags = flags_, \
 	  .expect_mode = mode_ }, \
-	{ what "/guarded", GUARDED, prepare_default, run_commit, .scene = scene_, \
+	{ what "-guarded", GUARDED, prepare_default, run_commit, .scene = scene_, \
 	  .flags = flags_, .expect_mode = mode_ }, \
-	{ what "/unguarded", UNGUARDED, prepare_default, run_commit, .scene = scene_, \
+	{ what "-unguarded", UNGUARDED, prepare_default, run_commit, .scene = scene_, \
 	  .flags = flags_, .expect_mode = mode_ }, \
-	{ what "/amdgpu-rule", AMDGPU, prepare_default, run_commit, .scene = scene_, \
+	{ what "-amdgpu-rule", AMDGPU, prepare_default, run_commit, .scene = scene_, \
 	  .flags = flags_, .expect_mode = mode_ }
 
 static const struct op ops[] = {
@@ -1033,74 +1038,64 @@ static const struct op ops[] = {
 	 * A TEST_ONLY commit runs the real one's check, and the policies
 	 * differ in the verdict, not in what the check allocates: two of them.
 	 */
-	{ "test-only-native/cap", CAP, prepare_default, run_commit, .scene = NATIVE_SCENE,
+	{ "test-only-native-cap", CAP, prepare_default, run_commit, .scene = NATIVE_SCENE,
 	  .flags = DRM_MODE_ATOMIC_TEST_ONLY, .expect_mode = CURSOR_MODES },
-	{ "test-only-dedicated/guarded", GUARDED, prepare_default, run_commit,
+	{ "test-only-dedicated-guarded", GUARDED, prepare_default, run_commit,
 	  .scene = SCALED_SCENE, .flags = DRM_MODE_ATOMIC_TEST_ONLY, .expect_mode = CURSOR_MODES },
-	{ "test-only/emulation-off", PLANE, prepare_default, run_commit, .scene = SCALED_SCENE,
+	{ "test-only-emulation-off", PLANE, prepare_default, run_commit, .scene = SCALED_SCENE,
 	  .flags = DRM_MODE_ATOMIC_TEST_ONLY, .expect_mode = CURSOR_MODES },
 	COMMITS("commit-native", NATIVE_SCENE, 0, CURSOR_NATIVE),
 	COMMITS("commit-dedicated", SCALED_SCENE, 0, CURSOR_DEDICATED),
-	{ "commit/emulation-off", PLANE, prepare_default, run_commit, .scene = SCALED_SCENE,
+	{ "commit-emulation-off", PLANE, prepare_default, run_commit, .scene = SCALED_SCENE,
 	  .expect_mode = CURSOR_PLANE },
 	/* Planes kept while the pipe budget shrank: a commit that may not fail. */
-	{ "commit-hidden/guarded", GUARDED, prepare_scene, run_writeback, .scene = SCALED_SCENE,
+	{ "commit-hidden-guarded", GUARDED, prepare_scene, run_writeback, .scene = SCALED_SCENE,
 	  .hw_pipes = 2, .expect_mode = CURSOR_HIDDEN },
 	/* The same planes, first checked with the emulation on: they are kept. */
-	{ "commit-emulation-switched-on/guarded", GUARDED, prepare_emulation_off,
+	{ "commit-emulation-switched-on-guarded", GUARDED, prepare_emulation_off,
 	  run_emulation_on, after_emulation_on, .scene = SCALED_SCENE, .hw_pipes = 2,
 	  .expect_mode = CURSOR_HIDDEN },
-	{ "writeback/emulation-on", GUARDED, prepare_scene, run_writeback, .scene = SCALED_SCENE,
+	{ "writeback-emulation-on", GUARDED, prepare_scene, run_writeback, .scene = SCALED_SCENE,
 	  .expect_mode = CURSOR_DEDICATED },
-	{ "writeback/emulation-off", PLANE, prepare_scene, run_writeback, .scene = SCALED_SCENE,
+	{ "writeback-emulation-off", PLANE, prepare_scene, run_writeback, .scene = SCALED_SCENE,
 	  .expect_mode = CURSOR_PLANE },
-	{ "legacy-set/guarded", GUARDED, prepare_no_cursor, run_legacy_set, .scene = NATIVE_SCENE,
+	{ "legacy-set-guarded", GUARDED, prepare_no_cursor, run_legacy_set, .scene = NATIVE_SCENE,
 	  .expect_mode = CURSOR_NATIVE },
-	{ "legacy-set/unguarded", UNGUARDED, prepare_no_cursor, run_legacy_set,
+	{ "legacy-set-unguarded", UNGUARDED, prepare_no_cursor, run_legacy_set,
 	  .scene = NATIVE_SCENE, .expect_mode = CURSOR_NATIVE },
-	{ "legacy-set-scaled/guarded", GUARDED, prepare_no_cursor, run_legacy_set,
+	{ "legacy-set-scaled-guarded", GUARDED, prepare_no_cursor, run_legacy_set,
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_DEDICATED },
-	{ "legacy-set/amdgpu-rule", AMDGPU, prepare_no_cursor, run_legacy_set,
+	{ "legacy-set-amdgpu-rule", AMDGPU, prepare_no_cursor, run_legacy_set,
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_DEDICATED },
-	{ "legacy-move/guarded", GUARDED, prepare_scene, run_legacy_move, .scene = SCALED_SCENE,
+	{ "legacy-move-guarded", GUARDED, prepare_scene, run_legacy_move, .scene = SCALED_SCENE,
 	  .expect_mode = CURSOR_DEDICATED },
-	{ "legacy-move/unguarded", UNGUARDED, prepare_scene, run_legacy_move,
+	{ "legacy-move-unguarded", UNGUARDED, prepare_scene, run_legacy_move,
 	  .scene = NATIVE_SCENE, .expect_mode = CURSOR_NATIVE },
 	{ "open-and-opt-in", GUARDED, prepare_scene, run_open_opt_in, .scene = SCALED_SCENE,
 	  .expect_mode = CURSOR_DEDICATED },
 	/* Overlay 0 off again: what the kernel commits after RMFB, made by the client. */
-	{ "disable-only/cap", CAP, prepare_scene, run_commit, .scene = NATIVE_SCENE,
+	{ "disable-only-cap", CAP, prepare_scene, run_commit, .scene = NATIVE_SCENE,
 	  .from = &scaled_scene, .expect_mode = CURSOR_NATIVE },
-	{ "disable-only/guarded", GUARDED, prepare_scene, run_commit, .scene = NATIVE_SCENE,
+	{ "disable-only-guarded", GUARDED, prepare_scene, run_commit, .scene = NATIVE_SCENE,
 	  .from = &scaled_scene, .expect_mode = CURSOR_NATIVE },
-	{ "rmfb-on-plane/guarded", GUARDED, prepare_doomed_fb, run_rmfb, after_doomed_fb,
+	{ "rmfb-on-plane-guarded", GUARDED, prepare_doomed_fb, run_rmfb, after_doomed_fb,
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .kernel_commit = true },
-	{ "rmfb-on-plane/cap", CAP, prepare_doomed_fb, run_rmfb, after_doomed_fb,
+	{ "rmfb-on-plane-cap", CAP, prepare_doomed_fb, run_rmfb, after_doomed_fb,
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .kernel_commit = true },
-	{ "close-with-planes-up/guarded", GUARDED, prepare_client, run_close, after_client,
+	{ "close-with-planes-up-guarded", GUARDED, prepare_client, run_close, after_client,
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .kernel_commit = true },
 	/* What close itself allocates, in the closing task. */
-	{ "close-with-planes-up/closing-task", GUARDED, prepare_client, run_close, after_client,
+	{ "close-with-planes-up-closing-task", GUARDED, prepare_client, run_close, after_client,
 	  .scene = SCALED_SCENE, .expect_mode = CURSOR_NATIVE, .cannot_fail = true },
 };
 
-int main(int argc, char **argv)
+static void setup(void)
 {
-	unsigned int n = ARRAY_SIZE(ops);
 	struct snapshot *snaps[] = { &ref_before, &ref_after, &before, &after };
-	const char *only = NULL;
 	char link[64];
 	ssize_t len;
 	int ret;
 
-	for (int i = 1; i + 1 < argc; i++) {
-		if (strcmp(argv[i], "--max-points") == 0)
-			max_points = strtoul(argv[i + 1], NULL, 0);
-		if (strcmp(argv[i], "--only") == 0)
-			only = argv[i + 1];
-		if (strcmp(argv[i], "--sweeps") == 0)
-			sweeps = strtoul(argv[i + 1], NULL, 0);
-	}
 	/*
 	 * libdrm allocates while it builds a request; once the heap is as
 	 * large as it gets, those allocations make no system call that could
@@ -1109,7 +1104,6 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 
-	tap_plan(n * CHECKS_PER_OP + 1);
 	ret = rig_open(&rig);
 	ret = ret ?: injection_setup();
 	ret = ret ?: find_rmfb_work();
@@ -1121,39 +1115,78 @@ int main(int argc, char **argv)
 	len = readlink(link, card_path, sizeof(card_path) - 1);
 	if (ret || kmsg_fd < 0 || len <= 0) {
 		tap_diag("setup failed: %s", strerror(ret ? -ret : errno));
-		return 1;
+		exit(1);
 	}
 	card_path[len] = '\0';
-	ret = holder_open();
+	ret = rig_open_holder(&rig);
 	if (ret) {
 		tap_diag("setup failed: a second file holding the cap: %s", strerror(-ret));
-		return 1;
+		exit(1);
 	}
 	lseek(kmsg_fd, 0, SEEK_END);
+}
 
-	for (unsigned int i = 0; i < n; i++) {
-		if (only && !strstr(ops[i].name, only)) {
-			for (int c = 0; c < CHECKS_PER_OP; c++)
-				tap_skip("not selected", "%s: check %d", ops[i].name, c + 1);
-			continue;
-		}
-		if (ops[i].policy == AMDGPU && !have_amdgpu_rule()) {
-			for (int c = 0; c < CHECKS_PER_OP; c++)
-				tap_skip("this vkms has no amdgpu_cursor_rule", "%s: check %d",
-					 ops[i].name, c + 1);
-			continue;
-		}
-		run_op(&ops[i]);
+static void teardown(void)
+{
+	set_per_pipe(false);
+	rig_close(&rig);
+}
+
+static void inject(char **argv)
+{
+	char *end;
+
+	sweeps = strtoul(argv[0], &end, 10);
+	if (*end || !sweeps) {
+		tap_diag("SWEEPS must be a positive count, not \"%s\"", argv[0]);
+		teardown();
+		exit(2);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		if (only && !strstr(ops[i].name, only))
+			report_not_run(&ops[i], true, "not selected");
+		else if (ops[i].policy == AMDGPU && !have_amdgpu_rule())
+			report_not_run(&ops[i], true, "this vkms has no amdgpu_cursor_rule");
+		else
+			run_op(&ops[i]);
 	}
 	tap_diag("%lu allocation failures injected in all, %lu of them failed the call",
 		 total_points, total_failed_calls);
 	if (upstream_vblank_warns)
 		tap_diag("upstream's vkms vblank timer WARNed %u time(s) from drm_crtc_next_vblank_start(), not counted",
 			 upstream_vblank_warns);
-	tap_ok(only || total_failed_calls >= 500,
-	       "at least 500 injected allocation failures failed the call (%lu)",
-	       total_failed_calls);
-	set_per_pipe(false);
-	rig_close(&rig);
-	return tap_exit_status();
+	tap_okf(only || total_failed_calls >= 500, "at-least-500-calls-failed",
+		"%lu injected allocation failures failed the call%s", total_failed_calls,
+		only ? " (--only: not counted)" : "");
+}
+
+static const struct tap_subtest subtests[] = {
+	{ "inject", "SWEEPS", 1, inject },
+};
+
+/*
+ * "--max-points N" and "--only SUBSTR", anywhere, for a run by hand: taken
+ * out before tap_main() sees the subtest and its argument.
+ */
+static int take_options(int argc, char **argv)
+{
+	for (int i = 1; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "--max-points") == 0)
+			max_points = strtoul(argv[i + 1], NULL, 0);
+		else if (strcmp(argv[i], "--only") == 0)
+			only = argv[i + 1];
+		else
+			continue;
+		memmove(&argv[i], &argv[i + 2], (argc - i - 1) * sizeof(*argv));
+		argc -= 2;
+		i--;
+	}
+	return argc;
+}
+
+int main(int argc, char **argv)
+{
+	const struct tap_program program = { subtests, ARRAY_SIZE(subtests), setup, teardown };
+
+	return tap_main(&program, take_options(argc, argv), argv);
 }

@@ -15,13 +15,14 @@
  *
  * Each legacy operation is first run without the capability and must
  * succeed: an EINVAL caused by a bad argument can then never pass for the
- * refusal. "--comm NAME" renames the process first, to show that the kernel
- * does not care what the client is called.
+ * refusal. "capability --comm NAME" renames the process first, to show that
+ * the kernel does not care what the client is called: no test name depends
+ * on it, so that the runner compares the two runs name by name, and
+ * tap_main() logs the name the kernel sees ("# running as comm=...").
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <drm_fourcc.h>
@@ -221,6 +222,7 @@ static int atomic_cursor_move(struct ctx *c)
 }
 
 struct legacy_op {
+	/* The variant of its tests' names. */
 	const char *name;
 	/* What the refusal's debug line names, for the refused ones. */
 	const char *tag;
@@ -239,22 +241,22 @@ struct legacy_op {
 
 /* The legacy cursor uAPI: refused to holders of the capability. */
 static const struct legacy_op refused_ops[] = {
-	OP("CURSOR set", CURSOR_TAG, legacy_cursor_set, atomic_cursor),
-	OP("CURSOR move", CURSOR_TAG, legacy_cursor_move, atomic_cursor_move),
-	OP("CURSOR2", CURSOR_TAG, legacy_cursor2, atomic_cursor),
-	OP("SETPLANE cursor plane", SETPLANE_TAG, legacy_setplane_cursor, atomic_cursor),
+	OP("cursor-set", CURSOR_TAG, legacy_cursor_set, atomic_cursor),
+	OP("cursor-move", CURSOR_TAG, legacy_cursor_move, atomic_cursor_move),
+	OP("cursor2", CURSOR_TAG, legacy_cursor2, atomic_cursor),
+	OP("setplane-cursor-plane", SETPLANE_TAG, legacy_setplane_cursor, atomic_cursor),
 };
 
 /* Every other legacy ioctl that changes KMS state: holders keep them. */
 static const struct legacy_op accepted_ops[] = {
-	OP("SETCRTC", NULL, legacy_setcrtc, NULL),
-	OP("SETPLANE primary plane", NULL, legacy_setplane, NULL),
-	OP("PAGE_FLIP", NULL, legacy_page_flip, NULL),
-	{ .name = "SETGAMMA", .legacy = legacy_setgamma, .driver_may_refuse = true },
-	OP("SETPROPERTY connector DPMS", NULL, legacy_connector_dpms, NULL),
-	OP("OBJ_SETPROPERTY plane CRTC_X", NULL, legacy_plane_prop, NULL),
-	OP("OBJ_SETPROPERTY crtc ACTIVE", NULL, legacy_crtc_prop, NULL),
-	OP("OBJ_SETPROPERTY connector CRTC_ID", NULL, legacy_connector_prop, NULL),
+	OP("setcrtc", NULL, legacy_setcrtc, NULL),
+	OP("setplane-primary-plane", NULL, legacy_setplane, NULL),
+	OP("page-flip", NULL, legacy_page_flip, NULL),
+	{ .name = "setgamma", .legacy = legacy_setgamma, .driver_may_refuse = true },
+	OP("setproperty-connector-dpms", NULL, legacy_connector_dpms, NULL),
+	OP("obj-setproperty-plane-crtc-x", NULL, legacy_plane_prop, NULL),
+	OP("obj-setproperty-crtc-active", NULL, legacy_crtc_prop, NULL),
+	OP("obj-setproperty-connector-crtc-id", NULL, legacy_connector_prop, NULL),
 };
 
 #define N_REFUSED (sizeof(refused_ops) / sizeof(refused_ops[0]))
@@ -279,6 +281,15 @@ static bool legacy_allowed(struct ctx *c, const struct legacy_op *op, int *err)
 	return !refused_or_marked && *err == 0;
 }
 
+/*
+ * "@when-legacy-allowed@op": the legacy call worked, was not refused, and
+ * its commit was not marked. @when is a stable label of the file's state.
+ */
+static const char *allowed_name(const char *when, const struct legacy_op *op)
+{
+	return tap_name("%s-legacy-allowed@%s", when, op->name);
+}
+
 static void check_ops_allowed(struct ctx *c, const struct legacy_op *ops, size_t n,
 			      const char *when)
 {
@@ -286,8 +297,7 @@ static void check_ops_allowed(struct ctx *c, const struct legacy_op *ops, size_t
 		int err;
 		bool ok = legacy_allowed(c, &ops[i], &err);
 
-		tap_ok(ok, "%s: legacy %s works, not refused, its commit not marked (%s)",
-		       when, ops[i].name, strerror(-err));
+		tap_okf(ok, allowed_name(when, &ops[i]), "%s", strerror(-err));
 	}
 }
 
@@ -295,6 +305,15 @@ static void check_legacy_allowed(struct ctx *c, const char *when)
 {
 	check_ops_allowed(c, refused_ops, N_REFUSED, when);
 	check_ops_allowed(c, accepted_ops, N_ACCEPTED, when);
+}
+
+/* The tests check_legacy_allowed() would have reported, failed. */
+static void fail_legacy_allowed(const char *when, const char *why)
+{
+	for (size_t i = 0; i < N_REFUSED; i++)
+		tap_okf(false, allowed_name(when, &refused_ops[i]), "not run: %s", why);
+	for (size_t i = 0; i < N_ACCEPTED; i++)
+		tap_okf(false, allowed_name(when, &accepted_ops[i]), "not run: %s", why);
 }
 
 /* One TEST_ONLY commit; reports whether it was checked with the mark. */
@@ -308,6 +327,16 @@ static int check_marked(struct ctx *c, bool *marked)
 	return ret;
 }
 
+/* Reports whether a TEST_ONLY commit was checked with the mark, as @want. */
+static void check_commit_marked(struct ctx *c, bool want, const char *name)
+{
+	bool marked = !want;
+	int ret = check_marked(c, &marked);
+
+	tap_okf(ret == 0 && marked == want, name, "TEST_ONLY commit: %s, checked %s " MARK,
+		strerror(-ret), marked ? "with" : "without");
+}
+
 /* Clearing the capability: refused with EINVAL and its debug line. */
 static bool clear_refused(int fd)
 {
@@ -318,37 +347,44 @@ static bool clear_refused(int fd)
 	return ret == -EINVAL && kmsg_seen(CLEAR_REFUSAL, NULL);
 }
 
-#define CAP_SETTING_TESTS 8
+/* Setting the capability on a fresh file, in this order. */
+static const struct cap_step {
+	const char *name;
+	uint64_t cap, value;
+	int expect;
+} cap_steps[] = {
+	{ "cap-setting-without-atomic-einval", DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1, -EINVAL },
+	{ "cap-setting-atomic-accepted", DRM_CLIENT_CAP_ATOMIC, 1, 0 },
+	{ "cap-setting-value-2-einval", DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 2, -EINVAL },
+	/* Nothing to clear before it was set. */
+	{ "cap-setting-clear-unset-accepted", DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 0, 0 },
+	{ "cap-setting-set-after-atomic-accepted", DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1, 0 },
+	{ "cap-setting-set-again-accepted", DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1, 0 },
+};
 
-/* On a file of its own, not master: only SET_CLIENT_CAP is looked at. */
+/*
+ * On a file of its own, not master: only SET_CLIENT_CAP is looked at.
+ * Without that file every step still runs, on the bad descriptor, and fails.
+ */
 static void test_cap_setting(void)
 {
 	int fd = kms_open_driver("vkms");
 
-	if (fd < 0) {
-		for (int i = 0; i < CAP_SETTING_TESTS; i++)
-			tap_ok(false, "cap setting: could not open a second file");
-		return;
+	if (fd < 0)
+		tap_diag("cap setting: could not open a second file: %s", strerror(-fd));
+	for (size_t i = 0; i < ARRAY_SIZE(cap_steps); i++) {
+		const struct cap_step *step = &cap_steps[i];
+		int ret = kms_set_cap(fd, step->cap, step->value);
+
+		tap_okf(ret == step->expect, step->name, "%s, expected %s",
+			strerror(-ret), strerror(-step->expect));
 	}
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == -EINVAL,
-	       "cap setting: NO_LEGACY_CURSOR without ATOMIC fails with EINVAL");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) == 0,
-	       "cap setting: ATOMIC=1 succeeds");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 2) == -EINVAL,
-	       "cap setting: NO_LEGACY_CURSOR=2 fails with EINVAL");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 0) == 0,
-	       "cap setting: NO_LEGACY_CURSOR=0 before it was set succeeds (nothing to clear)");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == 0,
-	       "cap setting: NO_LEGACY_CURSOR=1 after ATOMIC succeeds");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == 0,
-	       "cap setting: NO_LEGACY_CURSOR=1 again succeeds");
-	tap_ok(clear_refused(fd),
-	       "cap setting: NO_LEGACY_CURSOR=0 after 1 fails with EINVAL and a debug line");
+	tap_ok(clear_refused(fd), "cap-setting-clear-refused");
 	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 0);
 	kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
-	tap_ok(clear_refused(fd),
-	       "cap setting: clearing ATOMIC and setting it again did not clear NO_LEGACY_CURSOR");
-	close(fd);
+	tap_ok(clear_refused(fd), "cap-setting-atomic-reset-keeps-cap");
+	if (fd >= 0)
+		close(fd);
 }
 
 /*
@@ -365,18 +401,18 @@ static void test_refusals(struct ctx *c, const char *when, bool atomic)
 		kmsg_mark();
 		err = op->legacy(c);
 		logged = kmsg_seen(op->tag, REFUSAL);
-		tap_ok(err == -EINVAL && logged,
-		       "%s: legacy %s refused with EINVAL and a debug line (%s%s)",
-		       when, op->name, strerror(-err), logged ? "" : ", no debug line");
+		tap_okf(err == -EINVAL && logged, tap_name("%s-legacy-refused@%s", when, op->name),
+			"%s, %s", strerror(-err), logged ? "debug line logged" : "no debug line");
 		if (!atomic)
 			continue;
 		err = op->atomic(c);
-		tap_ok(err == 0, "%s: atomic equivalent of %s succeeds (%s)",
-		       when, op->name, strerror(-err));
+		tap_okf(err == 0, tap_name("%s-atomic-equivalent-works@%s", when, op->name),
+			"%s", strerror(-err));
 	}
 }
 
 struct getter {
+	/* The variant of its test's name. */
 	const char *name;
 	bool (*run)(struct ctx *c);
 };
@@ -472,16 +508,16 @@ static bool buffer_management(struct ctx *c)
 }
 
 static const struct getter getters[] = {
-	{ "GETRESOURCES", get_resources },
-	{ "GETCONNECTOR", get_connector },
-	{ "GETENCODER", get_encoder },
-	{ "GETCRTC", get_crtc },
-	{ "GETPLANERESOURCES and GETPLANE", get_planes },
-	{ "OBJ_GETPROPERTIES and GETPROPERTY", get_properties },
-	{ "GETPROPBLOB", get_blob },
-	{ "GETFB2", get_fb },
-	{ "WAIT_VBLANK", wait_vblank },
-	{ "CREATE_DUMB, ADDFB2, RMFB", buffer_management },
+	{ "getresources", get_resources },
+	{ "getconnector", get_connector },
+	{ "getencoder", get_encoder },
+	{ "getcrtc", get_crtc },
+	{ "getplaneresources-getplane", get_planes },
+	{ "obj-getproperties-getproperty", get_properties },
+	{ "getpropblob", get_blob },
+	{ "getfb2", get_fb },
+	{ "wait-vblank", wait_vblank },
+	{ "create-dumb-addfb2-rmfb", buffer_management },
 };
 
 #define N_GETTERS (sizeof(getters) / sizeof(getters[0]))
@@ -494,25 +530,29 @@ static void test_getters(struct ctx *c)
 		kmsg_mark();
 		ok = getters[i].run(c);
 		refused = kmsg_seen_either(REFUSAL, CLEAR_REFUSAL);
-		tap_ok(ok && !refused, "with cap: %s still works", getters[i].name);
+		tap_okf(ok && !refused, tap_name("with-cap-still-works@%s", getters[i].name),
+			"%s, %s", ok ? "worked" : "failed",
+			refused ? "a refusal was logged" : "no refusal logged");
 	}
 }
+
+#define NOT_MASTER "the second file is not master"
 
 /* A second file of the device is master while the first holds the cap. */
 static void test_second_file(struct ctx *c)
 {
 	int first = c->fd, second = kms_open_driver("vkms");
 	struct kms_fb first_cursor;
-	bool marked = true;
 	bool ready;
 
 	ready = second >= 0 &&
 		kms_set_cap(second, DRM_CLIENT_CAP_ATOMIC, 1) == 0 &&
 		drmDropMaster(first) == 0 && drmSetMaster(second) == 0;
-	tap_ok(ready, "second file: becomes master while the first holds the cap");
+	tap_okf(ready, "second-file-master", "%s",
+		ready ? "master" : strerror(second < 0 ? -second : errno));
 	if (!ready) {
-		for (size_t i = 0; i < N_REFUSED + N_ACCEPTED + 1; i++)
-			tap_ok(false, "second file: not run");
+		fail_legacy_allowed("second-file", NOT_MASTER);
+		tap_okf(false, "second-file-commit-unmarked", "not run: %s", NOT_MASTER);
 		goto out;
 	}
 	/* GEM handles are per file: the second file needs its own cursor. */
@@ -521,9 +561,8 @@ static void test_second_file(struct ctx *c)
 			  &c->cursor))
 		tap_diag("second file: no cursor buffer: %s", strerror(errno));
 	c->fd = second;
-	check_legacy_allowed(c, "second file");
-	tap_ok(check_marked(c, &marked) == 0 && !marked,
-	       "second file: its atomic commits are not marked " MARK);
+	check_legacy_allowed(c, "second-file");
+	check_commit_marked(c, false, "second-file-commit-unmarked");
 	kms_fb_destroy(second, &c->cursor);
 	c->cursor = first_cursor;
 	c->fd = first;
@@ -535,7 +574,7 @@ out:
 		close(second);
 }
 
-static int setup(struct ctx *c, int fd)
+static int ctx_setup(struct ctx *c, int fd)
 {
 	int ret;
 
@@ -564,83 +603,91 @@ static int setup(struct ctx *c, int fd)
 	return ret;
 }
 
-static void print_identity(void)
-{
-	char comm[32] = "", exe[256] = "";
-	FILE *f = fopen("/proc/self/comm", "r");
-	ssize_t n;
+static struct ctx ctx;
 
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0)
-		exe[n] = '\0';
-	tap_diag("running as comm=%s exe=%s", comm, exe);
-}
-
-int main(int argc, char **argv)
+static void setup(void)
 {
-	const int planned = CAP_SETTING_TESTS + 9 + 6 * N_REFUSED + 3 * N_ACCEPTED +
-			    N_GETTERS;
-	struct ctx c;
-	bool marked;
 	int fd, ret;
-
-	if (argc == 3 && strcmp(argv[1], "--comm") == 0)
-		prctl(PR_SET_NAME, argv[2]);
-	tap_plan(planned);
-	print_identity();
 
 	fd = kms_open_driver("vkms");
 	if (fd < 0 || kmsg_open() || drm_debug_enable(DRM_UT_KMS | DRM_UT_ATOMIC)) {
-		tap_diag("no vkms device, /dev/kmsg or drm.debug: %s", strerror(errno));
-		return 1;
+		tap_diag("no vkms device, /dev/kmsg or drm.debug: %s",
+			 strerror(fd < 0 ? -fd : errno));
+		exit(1);
 	}
-	ret = setup(&c, fd);
+	ret = ctx_setup(&ctx, fd);
 	if (ret) {
 		tap_diag("setup failed: %s", strerror(-ret));
-		return 1;
+		exit(1);
 	}
+}
 
-	test_cap_setting();
+static void teardown(void)
+{
+	kms_fb_destroy(ctx.fd, &ctx.cursor);
+	kms_fb_destroy(ctx.fd, &ctx.fb[0]);
+	kms_fb_destroy(ctx.fd, &ctx.fb[1]);
+	close(ctx.fd);
+}
 
-	tap_ok(check_marked(&c, &marked) == 0 && !marked,
-	       "without cap: atomic commits are not marked " MARK);
-	check_legacy_allowed(&c, "without cap");
+static void test_without_cap(struct ctx *c)
+{
+	check_commit_marked(c, false, "without-cap-commit-unmarked");
+	check_legacy_allowed(c, "without-cap");
+}
 
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1) == 0,
-	       "with cap: NO_LEGACY_CURSOR=1 accepted");
-	tap_ok(check_marked(&c, &marked) == 0 && marked,
-	       "with cap: atomic commits are marked " MARK);
-	test_refusals(&c, "with cap", true);
-	check_ops_allowed(&c, accepted_ops, N_ACCEPTED, "with cap");
-	test_getters(&c);
+static void test_with_cap(struct ctx *c)
+{
+	int ret = kms_set_cap(c->fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
 
-	/* The promise holds for the file's lifetime. */
-	tap_ok(clear_refused(fd),
-	       "clearing: NO_LEGACY_CURSOR=0 refused with EINVAL and a debug line");
-	test_refusals(&c, "after the refused clear", false);
-	tap_ok(check_marked(&c, &marked) == 0 && marked,
-	       "after the refused clear: atomic commits are still marked " MARK);
-	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 0);
+	tap_okf(ret == 0, "with-cap-set-accepted", "%s", strerror(-ret));
+	check_commit_marked(c, true, "with-cap-commit-marked");
+	test_refusals(c, "with-cap", true);
+	check_ops_allowed(c, accepted_ops, N_ACCEPTED, "with-cap");
+	test_getters(c);
+}
+
+/* The promise holds for the file's lifetime. */
+static void test_clearing(struct ctx *c)
+{
+	int ret, err = 0;
+	bool logged = false;
+
+	tap_ok(clear_refused(c->fd), "clear-refused");
+	test_refusals(c, "after-clear", false);
+	check_commit_marked(c, true, "after-clear-commit-marked");
+	ret = kms_set_cap(c->fd, DRM_CLIENT_CAP_ATOMIC, 0);
 	if (!ret) {
 		kmsg_mark();
-		ret = legacy_cursor_move(&c);
-		ret = ret == -EINVAL && kmsg_seen(CURSOR_TAG, REFUSAL) ? 0 : -1;
+		err = legacy_cursor_move(c);
+		logged = kmsg_seen(CURSOR_TAG, REFUSAL);
 	}
-	tap_ok(ret == 0, "clearing ATOMIC leaves NO_LEGACY_CURSOR set: legacy cursor move refused");
-	tap_ok(kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1) == 0,
-	       "ATOMIC=1 again accepted");
+	tap_okf(!ret && err == -EINVAL && logged, "atomic-cleared-cursor-move-refused",
+		"ATOMIC=0: %s; legacy cursor move: %s, %s", strerror(-ret),
+		ret ? "not run" : strerror(-err), logged ? "debug line logged" : "no debug line");
+	ret = kms_set_cap(c->fd, DRM_CLIENT_CAP_ATOMIC, 1);
+	tap_okf(ret == 0, "atomic-set-again-accepted", "%s", strerror(-ret));
+}
 
-	test_second_file(&c);
-	test_refusals(&c, "after another file was master", false);
+/* One story on one file: the capability, once set, is never cleared. */
+static void test_capability(char **argv)
+{
+	(void)argv;
+	test_cap_setting();
+	test_without_cap(&ctx);
+	test_with_cap(&ctx);
+	test_clearing(&ctx);
+	test_second_file(&ctx);
+	test_refusals(&ctx, "after-second-file", false);
+}
 
-	kms_fb_destroy(fd, &c.cursor);
-	kms_fb_destroy(fd, &c.fb[0]);
-	kms_fb_destroy(fd, &c.fb[1]);
-	close(fd);
-	return tap_exit_status();
+static const struct tap_subtest subtests[] = {
+	{ "capability", "", 0, test_capability },
+};
+
+int main(int argc, char **argv)
+{
+	const struct tap_program program = { subtests, ARRAY_SIZE(subtests), setup, teardown };
+
+	return tap_main(&program, argc, argv);
 }

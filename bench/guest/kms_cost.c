@@ -199,6 +199,67 @@ static bool open_cap_file(struct bench *b)
  * The cursor figures, at the connector's preferred mode. @req holds the
  * whole state but the cursor's position, which each call adds.
  */
+/*
+ * The first NUM_OVERLAYS overlays, opaque and unscaled, on framebuffers of
+ * their own in @fbs, where overlay_rect() puts them on a @w x @h mode; any
+ * further overlay off.
+ */
+static int add_overlays(struct bench *b, drmModeAtomicReqPtr req, int w, int h,
+			struct kms_fb fbs[NUM_OVERLAYS])
+{
+	const struct kms_device *k = &b->kms;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < k->overlay_count; i++) {
+		uint32_t ow, oh, fb = 0;
+		int32_t x, y;
+
+		overlay_rect(i, w, h, &x, &y, &ow, &oh);
+		if (i < NUM_OVERLAYS) {
+			if (kms_fb_create(b->fd, ow, oh, DRM_FORMAT_XRGB8888, &fbs[i]))
+				return -ENOMEM;
+			kms_fb_fill(&fbs[i], 0xff000000 | (0x50 << (8 * i)));
+			fb = fbs[i].fb_id;
+		}
+		ret |= add_plane(req, &b->overlay[i], k->crtc_id, fb, ow, oh, x, y, ow, oh);
+	}
+	return ret;
+}
+
+/*
+ * Times @calls cursor updates along path(): TEST_ONLY commits of @req with
+ * the cursor's position at its cursor @pos, or legacy moves if @req is NULL.
+ */
+static int cursor_batch(struct bench *b, drmModeAtomicReqPtr req, int pos, int calls,
+			uint64_t *ticks)
+{
+	const struct kms_device *k = &b->kms;
+	int w = k->mode.hdisplay, h = k->mode.vdisplay;
+	uint64_t t0 = bench_ticks();
+
+	for (int i = 0; i < calls; i++) {
+		int32_t x, y;
+		int fail;
+
+		path(i, w, h, &x, &y);
+		if (req) {
+			drmModeAtomicSetCursor(req, pos);
+			fail = add(req, b->cursor.id, b->cursor.prop[P_CX], x) ||
+			       add(req, b->cursor.id, b->cursor.prop[P_CY], y) ||
+			       drmModeAtomicCommit(b->fd, req, DRM_MODE_ATOMIC_TEST_ONLY, NULL);
+		} else {
+			fail = drmModeMoveCursor(b->fd, k->crtc_id, x, y);
+		}
+		if (fail) {
+			fprintf(stderr, "kms_cost: %s, cursor at %d,%d: %s\n",
+				req ? "TEST_ONLY" : "legacy move", x, y, strerror(errno));
+			return -EIO;
+		}
+	}
+	*ticks = bench_ticks() - t0;
+	return 0;
+}
+
 static int cursor_figures(struct bench *b, int rounds, int calls)
 {
 	const struct kms_device *k = &b->kms;
@@ -217,19 +278,7 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 	ret |= add(req, k->crtc_id, b->crtc_mode, k->mode_blob_id);
 	ret |= add(req, k->crtc_id, b->crtc_active, 1);
 	ret |= add_plane(req, &b->primary, k->crtc_id, fb_primary.fb_id, w, h, 0, 0, w, h);
-	for (unsigned int i = 0; i < k->overlay_count; i++) {
-		uint32_t ow, oh, fb = 0;
-		int32_t x, y;
-
-		overlay_rect(i, w, h, &x, &y, &ow, &oh);
-		if (i < NUM_OVERLAYS) {
-			if (kms_fb_create(b->fd, ow, oh, DRM_FORMAT_XRGB8888, &fb_overlay[i]))
-				return -ENOMEM;
-			kms_fb_fill(&fb_overlay[i], 0xff000000 | (0x50 << (8 * i)));
-			fb = fb_overlay[i].fb_id;
-		}
-		ret |= add_plane(req, &b->overlay[i], k->crtc_id, fb, ow, oh, x, y, ow, oh);
-	}
+	ret |= add_overlays(b, req, w, h, fb_overlay);
 	ret |= add(req, b->cursor.id, b->cursor.prop[P_FB], fb_cursor.fb_id);
 	ret |= add(req, b->cursor.id, b->cursor.prop[P_CRTC], k->crtc_id);
 	ret |= add(req, b->cursor.id, b->cursor.prop[P_SX], 0);
@@ -257,45 +306,19 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 	for (int r = -1; r < rounds; r++) {
 		for (int k2 = 0; k2 < (b->patched ? 2 : 1); k2++) {
 			int on = b->patched ? (r + 2 + k2) % 2 : 0;
-			uint64_t t0;
+			uint64_t ticks;
 
 			bench_set_per_pipe(on);
 			for (int cap = 0; cap < (b->cap ? 2 : 1); cap++) {
-				if (use_cap(b, cap))
+				if (use_cap(b, cap) || cursor_batch(b, req, pos, calls, &ticks))
 					return -EIO;
-				t0 = bench_ticks();
-				for (int i = 0; i < calls; i++) {
-					int32_t x, y;
-
-					path(i, w, h, &x, &y);
-					drmModeAtomicSetCursor(req, pos);
-					if (add(req, b->cursor.id, b->cursor.prop[P_CX], x) ||
-					    add(req, b->cursor.id, b->cursor.prop[P_CY], y) ||
-					    drmModeAtomicCommit(b->fd, req, DRM_MODE_ATOMIC_TEST_ONLY,
-								NULL)) {
-						fprintf(stderr, "kms_cost: TEST_ONLY, cursor at %d,%d: %s\n",
-							x, y, strerror(errno));
-						return -EIO;
-					}
-				}
 				if (record(cap ? "test_cap" : "test_nocap", setting(b, on), r,
-					   bench_ticks() - t0, calls))
+					   ticks, calls))
 					return -ENOMEM;
 			}
-			if (use_cap(b, false))
+			if (use_cap(b, false) || cursor_batch(b, NULL, 0, calls, &ticks))
 				return -EIO;
-			t0 = bench_ticks();
-			for (int i = 0; i < calls; i++) {
-				int32_t x, y;
-
-				path(i, w, h, &x, &y);
-				if (drmModeMoveCursor(b->fd, k->crtc_id, x, y)) {
-					fprintf(stderr, "kms_cost: cursor move to %d,%d: %s\n", x, y,
-						strerror(errno));
-					return -EIO;
-				}
-			}
-			if (record("move", setting(b, on), r, bench_ticks() - t0, calls))
+			if (record("move", setting(b, on), r, ticks, calls))
 				return -ENOMEM;
 		}
 	}
@@ -442,18 +465,7 @@ static int compose_figures(struct bench *b, int rounds)
 	ret |= add(setup, k->crtc_id, b->crtc_active, 1);
 	ret |= add_plane(setup, &b->primary, k->crtc_id, fb_primary.fb_id, FRAME_W, FRAME_H,
 			 0, 0, FRAME_W, FRAME_H);
-	for (unsigned int i = 0; i < k->overlay_count; i++) {
-		uint32_t fb = 0;
-
-		overlay_rect(i, FRAME_W, FRAME_H, &ox, &oy, &ow, &oh);
-		if (i < NUM_OVERLAYS) {
-			if (kms_fb_create(b->fd, ow, oh, DRM_FORMAT_XRGB8888, &fb_overlay[i]))
-				return -ENOMEM;
-			kms_fb_fill(&fb_overlay[i], 0xff000000 | (0x50 << (8 * i)));
-			fb = fb_overlay[i].fb_id;
-		}
-		ret |= add_plane(setup, &b->overlay[i], k->crtc_id, fb, ow, oh, ox, oy, ow, oh);
-	}
+	ret |= add_overlays(b, setup, FRAME_W, FRAME_H, fb_overlay);
 	/* Across overlay 0's top-left corner: a copy in it and in the primary. */
 	overlay_rect(0, FRAME_W, FRAME_H, &ox, &oy, &ow, &oh);
 	cx = ox - CURSOR / 2;

@@ -20,21 +20,29 @@ case "$TREE" in
 *) helper_syms="drm_cursor_check" ;;
 esac
 
-tap_plan $((5 + $(echo "$files" | grep -c .)))
+# kebab PATH: a file's test-name label, from its path under drivers/gpu/drm
+# ("amd/display/amdgpu_dm/amdgpu_dm.c" -> "amd-display-amdgpu-dm-amdgpu-dm-c").
+kebab() {
+	echo "${1#drivers/gpu/drm/}" | tr '[:upper:]' '[:lower:]' |
+		sed -e 's/[^a-z0-9][^a-z0-9]*/-/g' -e 's/^-//' -e 's/-$//'
+}
 
-tap_check "amdgpu.ko is built and linked" test -s "$ko"
+tap_start
+
+tap_check "amdgpu-ko-built" test -s "$ko"
 if [ "$TREE" = 6.1 ]; then
-	tap_check "amdgpu.ko has the parameter protect_legacy_cursor" \
+	tap_check "has-protect-legacy-cursor-param" \
 		sh -c "modinfo -F parm '$ko' | grep -q '^protect_legacy_cursor:'"
 else
-	tap_check "amdgpu.ko adds no parameter: clients without the cap get upstream's rule" \
+	tap_check "no-protect-legacy-cursor-param" \
 		sh -c "! modinfo -F parm '$ko' | grep -q '^protect_legacy_cursor:'"
 fi
-tap_check "modpost reports no undefined symbol and no error (build.log)" \
+tap_check "modpost-clean" \
 	sh -c "test -f '$obj/build.log' && ! grep -E 'undefined!|ERROR: modpost' '$obj/build.log'"
-tap_check "amdgpu.ko calls the helper's checks ($helper_syms)" \
+tap_check "calls-helper-checks" \
 	sh -c "for s in $helper_syms; do nm -u '$ko' | grep -qw \$s || exit 1; done"
-tap_check "Module.symvers exports them from drm_kms_helper" \
+tap_diag "the helper's checks: $helper_syms"
+tap_check "helper-checks-exported" \
 	sh -c "for s in $helper_syms; do grep -q \"	\$s	drivers/gpu/drm/drm_kms_helper	\" '$obj/Module.symvers' || exit 1; done"
 
 # W=1 adds compiler warnings and runs kernel-doc on the file; amdgpu's
@@ -54,7 +62,8 @@ for f in $files; do
 	if ! git -C "$SRC" cat-file -e "pristine:$f" 2>/dev/null; then
 		own=$(make -s -C "$SRC" O="$obj" W=1 "$o" 2>&1 | grep -E 'warning:|error:' |
 			grep -c "${f##*/}:")
-		tap_result "$own" "W=1 gives no warning in $f, which the series adds ($own)"
+		tap_result "$own" "w1-no-warning@$(kebab "$f")"
+		tap_diag "$f, which the series adds: $own W=1 warnings of its own"
 		continue
 	fi
 	tmp=$(mktemp -d)
@@ -70,10 +79,11 @@ for f in $files; do
 	mtimes_restore "$tmp/mtime" > /dev/null
 	comm -23 "$tmp/patched" "$tmp/pristine" > "$tmp/new"
 	[ $w1_ran = yes ] && git -C "$SRC" diff --quiet HEAD -- "$f" && [ ! -s "$tmp/new" ]
-	tap_result $? "W=1 adds no warning in $f ($(wc -l < "$tmp/patched") with the series, $(wc -l < "$tmp/pristine") without, W=1 in force: $w1_ran)"
+	tap_result $? "w1-no-new-warning@$(kebab "$f")"
+	tap_diag "$f: $(wc -l < "$tmp/patched") W=1 warnings with the series, $(wc -l < "$tmp/pristine") without, W=1 in force: $w1_ran"
 	sed 's/^/# new: /' "$tmp/new" | head -20
 	# Back to the flags of the normal build: only this object is redone.
 	make -s -C "$SRC" O="$obj" "$o" > /dev/null 2>&1
 	rm -rf "$tmp"
 done
-tap_status
+tap_done

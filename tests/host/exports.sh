@@ -10,11 +10,12 @@ symvers=$obj/Module.symvers
 
 exported() { awk -v s="$1" '$2 == s { found = 1 } END { exit !found }' "$symvers"; }
 
-tap_plan 7
+tap_start
 
-exported get_task_mm; tap_result $? "Module.symvers exports get_task_mm (the check reads a real symbol list)"
-! exported get_mm_exe_file; tap_result $? "Module.symvers does not export get_mm_exe_file"
-! exported get_task_exe_file; tap_result $? "Module.symvers does not export get_task_exe_file"
+# get_task_mm: the check reads a real symbol list.
+exported get_task_mm; tap_result $? "symbol-exported@get-task-mm"
+! exported get_mm_exe_file; tap_result $? "symbol-not-exported@get-mm-exe-file"
+! exported get_task_exe_file; tap_result $? "symbol-not-exported@get-task-exe-file"
 
 # The linux-next break of 2021: modpost must refuse a module that calls
 # get_mm_exe_file(), and for exactly that reason.
@@ -22,21 +23,21 @@ rm -rf "$scratch" && mkdir -p "$scratch" && scratch=$(cd "$scratch" && pwd)
 cp -r "$repo/tests/modules/exe_file_probe" "$repo/tests/modules/exported_twin" "$scratch/"
 make -C "$obj" M="$scratch/exe_file_probe" modules > "$scratch/probe.log" 2>&1
 probe_rc=$?
-[ $probe_rc -ne 0 ]; tap_result $? "a module calling get_mm_exe_file() does not build"
+[ $probe_rc -ne 0 ]; tap_result $? "get-mm-exe-file-caller-does-not-build"
 grep -Eq 'ERROR: modpost: "get_mm_exe_file" \[.*exe_file_probe\.ko\] undefined!' "$scratch/probe.log"
-tap_result $? "modpost reports \"get_mm_exe_file\" [...exe_file_probe.ko] undefined!"
+tap_result $? "modpost-reports-get-mm-exe-file-undefined"
 [ $probe_rc -ne 0 ] || sed 's/^/# /' "$scratch/probe.log"
 
 make -C "$obj" M="$scratch/exported_twin" modules > "$scratch/twin.log" 2>&1 &&
 	[ -f "$scratch/exported_twin/exported_twin.ko" ]
 twin_rc=$?
-tap_result $twin_rc "its twin using only exported symbols builds"
+tap_result $twin_rc "exported-twin-builds"
 [ $twin_rc -eq 0 ] || sed 's/^/# /' "$scratch/twin.log"
 
 # Nothing the series adds may look at what the client is called.
 names='get_mm_exe_file|get_task_exe_file|get_task_comm|->comm\b|proc_pid_cmdline|exe_file'
 grep -hE '^\+' "$repo"/patches/$TREE/0*.patch | grep -v '^+++' | grep -E "$names" > "$scratch/names.log"
-[ ! -s "$scratch/names.log" ]; tap_result $? "the series adds no code that reads a process name or executable"
+[ ! -s "$scratch/names.log" ]; tap_result $? "no-process-name-reads"
 sed 's/^/# /' "$scratch/names.log"
 
-tap_status
+tap_done

@@ -13,9 +13,9 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/harness/lib.sh"
 . "$REPO/tests/tap.sh"
 
-# build_checkout OBJ CONFIG [" with amdgpu"]: build the checked-out patch
-# $n in OBJ and report it with its time and warnings. Warnings are what a
-# maintainer's build would print: none allowed.
+# build_checkout OBJ CONFIG: build the checked-out patch $n in OBJ and
+# report it as patch-N-builds@CONFIG, its time and warnings in a diagnostic.
+# Warnings are what a maintainer's build would print: none allowed.
 build_checkout() {
 	_log=$1/patch-$n.log
 	_t0=$(date +%s)
@@ -23,7 +23,8 @@ build_checkout() {
 	_rc=$?
 	_warnings=$(grep -c -E 'warning:|WARNING:' "$_log")
 	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ]
-	tap_result $? "patch $n builds${3:-} ($2, $(( $(date +%s) - _t0 )) s, $_warnings warnings): $subject"
+	tap_result $? "patch-$n-builds@$2"
+	tap_diag "patch $n ($2): $(( $(date +%s) - _t0 )) s, exit status $_rc, $_warnings warnings: $subject"
 	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ] ||
 		grep -E 'error|warning|WARNING' "$_log" | head -20 | sed 's/^/# /'
 }
@@ -40,7 +41,8 @@ done)
 amd_walk=0
 [ -z "$amd_first" ] || amd_walk=$((count - amd_first))
 
-tap_plan "$((count + amd_walk))"
+tap_start
+tap_diag "$count patches, the last the tip; $amd_walk of the others also built with amdgpu"
 
 # The object directory starts as a copy of the base one, which has the
 # same sources (O= builds record absolute source paths) and the tip built.
@@ -59,10 +61,11 @@ for c in $commits; do
 	n=$((n + 1))
 	subject=$(git -C "$SRC" log -1 --format=%s "$c")
 	if [ "$c" = "$tip" ]; then
-		tap_result 0 "patch $n builds: the tip, which this run built in each of its configurations: $subject"
+		tap_result 0 "patch-$n-builds@tip"
+		tap_diag "patch $n: the tip, which this run built in each of its configurations: $subject"
 		continue
 	fi
-	git -C "$SRC" checkout -q --detach "$c" || { tap_result 1 "patch $n: checkout"; continue; }
+	git -C "$SRC" checkout -q --detach "$c" || { tap_result 1 "patch-$n-checkout"; continue; }
 	build_checkout "$obj" base
 	[ -n "$amd_first" ] && [ "$n" -ge "$amd_first" ] || continue
 	# The patches touching amdgpu, with amdgpu: from the amd objects of the tip.
@@ -74,11 +77,11 @@ for c in $commits; do
 	# The walk's checkouts renewed the times of files this patch has as
 	# the tip has them: give those back, or amdgpu rebuilds in full.
 	mtimes_restore "$stamps" "$tip" > /dev/null
-	build_checkout "$amd_obj" amd " with amdgpu"
+	build_checkout "$amd_obj" amd
 done
 
 git -C "$SRC" checkout -q series
 mtimes_restore "$stamps" > /dev/null
 rm -f "$stamps"
 [ "$(git -C "$SRC" rev-parse HEAD)" = "$tip" ] || echo "# tree not back at the tip!"
-tap_status
+tap_done

@@ -17,12 +17,22 @@ new_files=$(sed -n 's|^+++ b/||p' "$repo"/patches/$TREE/0*.patch | sort -u | whi
 	[ -e "$src/$f" ] && ! git -C "$src" cat-file -e "pristine:$f" 2>/dev/null && echo "$f"
 done)
 
-tap_plan "$(( $(echo "$patches" | wc -l) + $(echo "$docs" | wc -w) + 4 ))"
+# kebab NAME: a patch's or a file's test-name label: lower case, each run
+# of other characters one '-', without ".patch" and drivers/gpu/drm/.
+kebab() {
+	f=${1%.patch}
+	echo "${f#drivers/gpu/drm/}" | tr '[:upper:]' '[:lower:]' |
+		sed -e 's/[^a-z0-9][^a-z0-9]*/-/g' -e 's/^-//' -e 's/-$//'
+}
+
+tap_start
 
 # git am takes no fuzz: the context of every hunk matched exactly.
-[ "$(git -C "$src" rev-list --count pristine..HEAD)" = "$(echo "$patches" | wc -l)" ] &&
+applied=$(git -C "$src" rev-list --count pristine..HEAD)
+[ "$applied" = "$(echo "$patches" | wc -l)" ] &&
 	git -C "$src" diff --quiet HEAD
-tap_result $? "git am applied all $(echo "$patches" | wc -l) patches to the pristine tree, exact context, no fuzz"
+tap_result $? "git-am-applied-all-exactly"
+tap_diag "git am: $(echo "$patches" | wc -l) patches in the series, $applied commits on the pristine tree"
 
 for p in $patches; do
 	# spdxcheck.py needs Debian's python3-ply, not a python3 found earlier in PATH.
@@ -31,7 +41,7 @@ for p in $patches; do
 	out=$(cd "$src" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict -q \
 		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID \
 		"$repo/patches/$TREE/$p" 2>&1)
-	tap_result $? "checkpatch --strict: $p"
+	tap_result $? "checkpatch-strict@$(kebab "$p")"
 	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
 done
 
@@ -44,7 +54,8 @@ for f in $new_files; do
 	[ $covered = yes ] || uncovered="$uncovered $f"
 done
 [ -z "$uncovered" ]
-tap_result $? "every new file is covered by a MAINTAINERS entry:$(echo $new_files | wc -w) files"
+tap_result $? "maintainers-cover-new-files"
+tap_diag "new files: $(echo "$new_files" | wc -w)"
 [ -z "$uncovered" ] || echo "# not covered:$uncovered"
 
 # Warnings kernel-doc already gives for the pristine file (vkms_composer.c,
@@ -60,7 +71,8 @@ for f in $docs; do
 	(cd "$src" && ./scripts/kernel-doc -none "$f" 2>&1) | sed -e 's/^[^:]*:[0-9]*: //' -e 's/on line [0-9]*/on line N/' |
 		sort | comm -23 - "$tmp/known" > "$tmp/new"
 	[ ! -s "$tmp/new" ]
-	tap_result $? "kernel-doc -none: no new warning in $f ($(wc -l < "$tmp/known") known from the pristine file)"
+	tap_result $? "kernel-doc-no-new-warning@$(kebab "$f")"
+	tap_diag "$f: $(wc -l < "$tmp/known") kernel-doc warnings known from the pristine file"
 	sed 's/^/# /' "$tmp/new"
 done
 rm -rf "$tmp"
@@ -68,7 +80,7 @@ rm -rf "$tmp"
 (cd "$src" && grep -q '^.. kernel-doc:: include/uapi/drm/drm.h' Documentation/gpu/drm-uapi.rst &&
 	./scripts/kernel-doc -rst -internal include/uapi/drm/drm.h 2>/dev/null |
 	grep -A15 'c:function:: DRM_CLIENT_CAP_NO_LEGACY_CURSOR' | grep -q 'declares that it will not update the cursor')
-tap_result $? "drm-uapi.rst pulls in the kernel-doc of DRM_CLIENT_CAP_NO_LEGACY_CURSOR"
+tap_result $? "drm-uapi-documents-no-legacy-cursor-cap"
 # amdgpu documents what the series changes: on 6.1 a module parameter, on
 # 6.12 the cursor mode of clients without legacy cursor, next to upstream's
 # modes.
@@ -76,14 +88,14 @@ if [ "$TREE" = 6.1 ]; then
 	(cd "$src" && grep -q 'doc: protect_legacy_cursor' Documentation/gpu/amdgpu/module-parameters.rst &&
 		./scripts/kernel-doc -rst -function 'protect_legacy_cursor (bool)' \
 			drivers/gpu/drm/amd/display/amdgpu_dm/amdgpu_dm.c 2>/dev/null | grep -q 'legacy cursor')
-	tap_result $? "amdgpu's module-parameters.rst documents protect_legacy_cursor"
+	tap_result $? "amdgpu-documents-protect-legacy-cursor"
 else
 	doc='Cursor Modes - Clients holding DRM_CLIENT_CAP_NO_LEGACY_CURSOR'
 	(cd "$src" && grep -q ":doc: $doc" Documentation/gpu/amdgpu/display/display-manager.rst &&
 		./scripts/kernel-doc -rst -function "$doc" \
 			drivers/gpu/drm/amd/display/amdgpu_dm/amdgpu_dm_cursor.c 2>/dev/null |
 		grep -q 'DRM_CLIENT_CAP_NO_LEGACY_CURSOR')
-	tap_result $? "display-manager.rst pulls in the cursor mode of clients without legacy cursor"
+	tap_result $? "amdgpu-documents-no-legacy-cursor-mode"
 fi
 
-tap_status
+tap_done

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor_oracle.h"
+#include "tap.h"
+
+const char *const policy_name[N_POLICIES] = {
+	"no-legacy-cursor", "guarded", "unguarded", "amdgpu-6.12", "seed-001",
+};
+
+struct rig rig;
+struct image img_pipes, img_ideal, img_scratch;
+struct image img_shown[4];
+
+void check_setup(int ret, const char *what)
+{
+	if (ret) {
+		tap_diag("setup: %s failed: %s", what, strerror(-ret));
+		exit(1);
+	}
+}
+
+void hw_pipes(unsigned int n)
+{
+	static bool warned;
+	int ret = set_hw_pipes(n);
+
+	if (ret && !warned)
+		tap_diag("setting hw_pipes=%u failed: %s", n, strerror(-ret));
+	warned |= ret != 0;
+}
+
+struct cursor_state cursor_state_now(void)
+{
+	static bool warned;
+	struct cursor_state cs = { .mode = CURSOR_MODES };
+	int ret = read_cursor_state(&rig, &cs);
+
+	if (ret) {
+		if (!warned)
+			tap_diag("reading vkms_cursor_state failed: %s", strerror(-ret));
+		warned = true;
+		cs.mode = CURSOR_MODES;
+	}
+	return cs;
+}
+
+static int state_diags_left = 40;
+
+void state_diag(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (state_diags_left <= 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	tap_diag("%s", buf);
+	if (--state_diags_left == 0)
+		tap_diag("(further diagnostics about single states are not shown)");
+}
+
+/* ---- scenes ----------------------------------------------------------------- */
+
+unsigned int scene_planes(const struct scene *s)
+{
+	unsigned int n = s->primary.on;
+
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		n += s->overlay[i].on;
+	return n;
+}
+
+void scene_with(struct scene *s, const struct plane_cfg overlays[SCENE_MAX_OVERLAYS],
+		struct cursor_cfg cur)
+{
+	scene_default(s);
+	/* An overlay that is off keeps the default zpos of its slot. */
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		if (overlays[i].on)
+			s->overlay[i] = overlays[i];
+	s->cursor = cur;
+}
+
+struct plane_cfg overlay(bool translucent, int x, int y, unsigned int w, unsigned int h,
+			 unsigned int src_w, unsigned int src_h, unsigned int zpos)
+{
+	return (struct plane_cfg) {
+		.on = true, .translucent = translucent, .x = x, .y = y, .w = w, .h = h,
+		.src_w = src_w, .src_h = src_h, .zpos = zpos,
+	};
+}
+
+struct cursor_cfg cursor(int x, int y, unsigned int w, unsigned int h)
+{
+	return (struct cursor_cfg) { .on = true, .x = x, .y = y, .w = w, .h = h };
+}
+
+/* ---- policies ----------------------------------------------------------------- */
+
+unsigned int silent_refusals;
+
+bool give_master(int from, int to)
+{
+	drmDropMaster(from);
+	return drmSetMaster(to) == 0;
+}
+
+void commit_from(int fd)
+{
+	static bool warned;
+	int ret = rig_commit_from(&rig, fd);
+
+	if (ret && !warned) {
+		tap_diag("handing master to the %s file failed: %s",
+			 fd == rig.holder_fd ? "cap holder's" : "plain", strerror(-ret));
+		warned = true;
+	}
+}
+
+void set_policy(enum policy p)
+{
+	commit_from(p == NO_LEGACY ? rig.holder_fd : rig.plain_fd);
+	set_protect_legacy(p != UNGUARDED);
+	set_amdgpu_rule(p == AMDGPU_RULE);
+}
+
+int commit_raw(const struct scene *s, enum policy p, uint32_t flags)
+{
+	int ret;
+
+	set_policy(p);
+	kmsg_mark();
+	ret = scene_commit(&rig, s, flags);
+	commit_from(rig.plain_fd);
+	return ret;
+}
+
+/* Every refusal must say why in the log. */
+int commit_as(const struct scene *s, enum policy p, uint32_t flags)
+{
+	int ret = commit_raw(s, p, flags);
+
+	if (ret && ret != -EINVAL)
+		tap_diag("unexpected error %s from a commit", strerror(-ret));
+	if (ret == -EINVAL && !kmsg_seen("per-plane cursor:", NULL))
+		silent_refusals++;
+	return ret;
+}
+
+bool accepted(const struct scene *s, enum policy p)
+{
+	return commit_as(s, p, DRM_MODE_ATOMIC_TEST_ONLY) == 0;
+}
+
+static bool contains(const struct plane_cfg *outer, const struct plane_cfg *inner)
+{
+	return outer->x <= inner->x && outer->y <= inner->y &&
+	       outer->x + (int)outer->w >= inner->x + (int)inner->w &&
+	       outer->y + (int)outer->h >= inner->y + (int)inner->h;
+}
+
+/* Seed 001: an enabled overlay must cover the primary plane. */
+static bool seed_rule_accepts(const struct scene *s)
+{
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		if (s->overlay[i].on && !contains(&s->overlay[i], &s->primary))
+			return false;
+	return true;
+}
+
+bool verdict(const struct scene *s, enum policy p)
+{
+	if (p == AMDGPU_RULE && !have_amdgpu_rule())
+		return false;
+	return p == SEED_RULE ? seed_rule_accepts(s) : accepted(s, p);
+}
+
+int reset_state(void)
+{
+	struct scene s;
+
+	/*
+	 * amdgpu's rule stays in force after a commit made under it, so that
+	 * the capture commits that follow keep its mode, as amdgpu would.
+	 */
+	set_amdgpu_rule(false);
+	scene_default(&s);
+	return scene_commit(&rig, &s, 0);
+}
+
+/* ---- the oracle and the software reference ----------------------------------- */
+
+long oracle(const struct scene *s, int *x, int *y)
+{
+	int ret;
+
+	set_skip_validation(&rig, true);
+	set_per_pipe(true);
+	ret = scene_capture(&rig, s, &img_pipes);
+	set_per_pipe(false);
+	if (!ret)
+		ret = scene_capture(&rig, s, &img_ideal);
+	set_per_pipe(true);
+	set_skip_validation(&rig, false);
+	if (ret)
+		return ret;
+	return image_diff(&img_pipes, &img_ideal, x, y);
+}
+
+/*
+ * Native for any cursor cannot be seen from here, so native and dedicated
+ * both pass where a pipe is free and the native picture is right.
+ */
+bool mode_allowed(const struct cursor_state *cs, unsigned int planes, unsigned int pipes,
+		  bool native_right)
+{
+	bool free_pipe = planes + 1 <= pipes;
+
+	if (cs->hw_pipes != pipes || cs->pipes_used < planes || cs->pipes_used > planes + 1 ||
+	    cs->pipes_used > pipes || (planes < pipes && !cs->legacy_safe))
+		return false;
+	if (cs->mode == CURSOR_DEDICATED)
+		return free_pipe;
+	if (cs->mode == CURSOR_NATIVE)
+		return native_right;
+	return false;
+}
+
+static int src_pixel(int dst_len, int src_len, int i)
+{
+	if (src_len == dst_len)
+		return i;
+	return (int)(((2 * (int64_t)i + 1) * src_len) / (2 * dst_len));
+}
+
+/* The colour at @x, @y: that of the highest plane there. */
+static uint32_t reference_pixel(const struct scene *s, int x, int y)
+{
+	uint32_t argb = pattern_plane(0, false, x, y);
+	unsigned int best = s->primary.zpos;
+
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++) {
+		const struct plane_cfg *p = &s->overlay[i];
+		int dx = x - p->x, dy = y - p->y;
+
+		if (!p->on || dx < 0 || dy < 0 || dx >= (int)p->w || dy >= (int)p->h ||
+		    p->zpos < best)
+			continue;
+		best = p->zpos;
+		argb = pattern_plane(i + 1, false, src_pixel(p->w, p->src_w, dx),
+				     src_pixel(p->h, p->src_h, dy));
+	}
+	return argb;
+}
+
+void reference(const struct scene *s, struct image *img)
+{
+	for (unsigned int y = 0; y < img->h; y++) {
+		for (unsigned int x = 0; x < img->w; x++) {
+			uint32_t argb = reference_pixel(s, x, y);
+			uint16_t *px = img->px + (y * img->w + x) * 4;
+
+			px[0] = (argb & 0xff) * 257;
+			px[1] = (argb >> 8 & 0xff) * 257;
+			px[2] = (argb >> 16 & 0xff) * 257;
+		}
+	}
+}
+
+/* ---- what is displayed ------------------------------------------------------- */
+
+void report_diff(const struct image *a, const struct image *b, long diff, int x, int y)
+{
+	const uint16_t *pa = a->px + (y * a->w + x) * 4;
+	const uint16_t *pb = b->px + (y * b->w + x) * 4;
+
+	state_diag("%ld pixels differ, first at %d,%d: displayed %04x %04x %04x, ideal %04x %04x %04x",
+		   diff, x, y, pa[2], pa[1], pa[0], pb[2], pb[1], pb[0]);
+}
+
+int capture_displayed(struct cursor_state *cs)
+{
+	int ret = scene_capture(&rig, NULL, &img_pipes);
+
+	*cs = cursor_state_now();
+	set_per_pipe(false);
+	if (!ret)
+		ret = scene_capture(&rig, NULL, &img_ideal);
+	return ret;
+}
+
+long displayed_diff(struct cursor_state *cs)
+{
+	int ret, x = -1, y = -1;
+	long diff;
+
+	ret = capture_displayed(cs);
+	set_per_pipe(true);
+	/* Per pipe again, so that what follows starts from the mode vkms picks. */
+	if (!ret)
+		ret = scene_capture(&rig, NULL, &img_scratch);
+	if (ret) {
+		tap_diag("capturing the displayed state failed: %s", strerror(-ret));
+		return ret;
+	}
+	diff = image_diff(&img_pipes, &img_ideal, &x, &y);
+	if (diff)
+		report_diff(&img_pipes, &img_ideal, diff, x, y);
+	return diff;
+}
+
+char last_look[96];
+
+bool look(enum cursor_mode want)
+{
+	struct cursor_state cs;
+	long diff = displayed_diff(&cs);
+
+	snprintf(last_look, sizeof(last_look), "cursor %s, %ld pixels differ",
+		 cursor_mode_name(cs.mode), diff);
+	return diff == 0 && (want == ANY_MODE || cs.mode == want);
+}
+
+bool look_ok(const char *name, int ret, enum cursor_mode want)
+{
+	if (ret)
+		return tap_okf(false, name, "the commit failed: %s", strerror(-ret));
+	return tap_okf(look(want), name, "want cursor %s: %s",
+		       want == ANY_MODE ? "in any mode" : cursor_mode_name(want), last_look);
+}
+
+bool ret_ok(const char *name, int ret, int want)
+{
+	return tap_okf(ret == want, name, "returned %s", ret ? strerror(-ret) : "0");
+}
+
+/* ---- random states ----------------------------------------------------------- */
+
+static uint32_t rnd_state;
+
+void random_seed(uint32_t seed)
+{
+	rnd_state = seed ? seed : 1;
+}
+
+static uint32_t rnd(uint32_t n)
+{
+	/* xorshift32: reproducible from the seed on every libc. */
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return n ? rnd_state % n : 0;
+}
+
+/* Overlay @p on somewhere, at a random size and scale within vkms' limits. */
+static void random_overlay(struct plane_cfg *p)
+{
+	static const unsigned int num[] = { 1, 1, 1, 1, 2, 1, 3, 2, 4, 1, 3 };
+	static const unsigned int den[] = { 1, 1, 1, 1, 1, 2, 2, 3, 1, 4, 4 };
+	unsigned int k = rnd(ARRAY_SIZE(num));
+
+	p->on = true;
+	p->translucent = rnd(3) == 0;
+	if (rnd(5) == 0) {
+		p->w = SCENE_W;
+		p->h = SCENE_H;
+	} else {
+		p->w = 8 + rnd(SCENE_W - 8);
+		p->h = 8 + rnd(SCENE_H - 8);
+		p->x = (int)rnd(SCENE_W) - (int)p->w / 4;
+		p->y = (int)rnd(SCENE_H) - (int)p->h / 4;
+	}
+	p->src_w = p->w * num[k] / den[k];
+	p->src_h = p->h * num[k] / den[k];
+	if (!p->src_w || !p->src_h || p->src_w * 4 < p->w || p->src_h * 4 < p->h ||
+	    p->src_w > 4 * p->w || p->src_h > 4 * p->h) {
+		p->src_w = p->w;
+		p->src_h = p->h;
+	}
+}
+
+void random_scene(struct scene *s)
+{
+	unsigned int overlays = rnd(SCENE_MAX_OVERLAYS + 1);
+	unsigned int z[SCENE_MAX_OVERLAYS + 1];
+
+	scene_default(s);
+	for (unsigned int i = 0; i <= overlays; i++)
+		z[i] = i;
+	for (unsigned int i = overlays; i > 0; i--) {
+		unsigned int j = rnd(i + 1), t = z[i];
+
+		z[i] = z[j];
+		z[j] = t;
+	}
+	s->primary.zpos = z[0];
+	/* The draws in this order: the states of a seed must not change. */
+	for (unsigned int i = 0; i < overlays; i++) {
+		s->overlay[i].zpos = z[i + 1];
+		random_overlay(&s->overlay[i]);
+	}
+	if (rnd(10)) {
+		s->cursor.on = true;
+		s->cursor.w = 1 + rnd(SCENE_CURSOR_MAX);
+		s->cursor.h = 1 + rnd(SCENE_CURSOR_MAX);
+		s->cursor.x = (int)rnd(SCENE_W + s->cursor.w) - (int)s->cursor.w;
+		s->cursor.y = (int)rnd(SCENE_H + s->cursor.h) - (int)s->cursor.h;
+	}
+}
+
+/* ---- legacy ioctls ------------------------------------------------------------ */
+
+int legacy_move(int x, int y)
+{
+	return neg_errno(drmModeMoveCursor(rig.fd, rig.kms.crtc_id, x, y));
+}
+
+bool crtc_active(int fd)
+{
+	uint64_t active = 0;
+
+	kms_prop_value(fd, rig.kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", &active);
+	return active;
+}

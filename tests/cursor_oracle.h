@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the subtests of kms_cursor_pipes share: the rig they commit through,
+ * the client policies and how a commit is made under one, and the oracle
+ * that tells from writeback captures what a state should display.
+ *
+ * The oracle composes a state twice through the writeback connector, once
+ * per pipe in native mode (validation skipped through debugfs, which also
+ * forces native) and once with the ideal cursor plane on top
+ * (per_plane_cursor=0), and reports the pixels that differ. What is
+ * displayed is captured per pipe with validation on, in whatever mode vkms
+ * chose, and compared with the ideal picture.
+ */
+#ifndef CURSOR_ORACLE_H
+#define CURSOR_ORACLE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kms_scene.h"
+
+/*
+ * The three policies a client meets, then two rules that do not look at
+ * the client, for reference only:
+ *
+ *   no-legacy-cursor  the client holds DRM_CLIENT_CAP_NO_LEGACY_CURSOR
+ *                     (a file of its own: the cap cannot be cleared)
+ *   guarded           a client without it, protect_legacy_cursor=1
+ *   unguarded         a client without it, protect_legacy_cursor=0
+ *   amdgpu-6.12       vkms.amdgpu_cursor_rule=1: vkms picks the mode as
+ *                     amdgpu_dm does since 6.11, committed and displayed like
+ *                     the others (only on kernels that offer the setting)
+ *   seed-001          amdgpu's historical validate_overlay(), evaluated here
+ *                     in user space
+ */
+enum policy { NO_LEGACY, GUARDED, UNGUARDED, AMDGPU_RULE, SEED_RULE, N_POLICIES };
+
+/* For diagnostics; those of the three client policies are test labels too. */
+extern const char *const policy_name[N_POLICIES];
+
+/* Short names for the tables; REF: refused, so no mode at all. */
+#define NAT CURSOR_NATIVE
+#define DED CURSOR_DEDICATED
+#define REF CURSOR_MODES
+#define ANY_MODE CURSOR_MODES
+
+extern struct rig rig;
+/* The oracle's two pictures, and a capture whose picture is not looked at. */
+extern struct image img_pipes, img_ideal, img_scratch;
+/* The sweep's captures of what each policy's commit displays. */
+extern struct image img_shown[4];
+
+/* Ends the program, which has no plan then, if @ret says a setup step failed. */
+void check_setup(int ret, const char *what);
+
+/* libdrm's legacy calls return -1 and set errno: -errno or 0. */
+static inline int neg_errno(int ret)
+{
+	return ret ? -errno : 0;
+}
+
+/* Sets vkms.hw_pipes; a failure is reported once, as a diagnostic. */
+void hw_pipes(unsigned int n);
+/* The state vkms reports now; mode CURSOR_MODES ("?") if it cannot be read. */
+struct cursor_state cursor_state_now(void);
+/*
+ * Diagnostics about single states of the sweep and the teardown: enough
+ * to debug from, not thousands of lines when everything fails.
+ */
+void state_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Pipes a scene needs: every plane but the cursor (all of them are on screen). */
+unsigned int scene_planes(const struct scene *s);
+/* The default scene with the overlays of @overlays that are on, and @cur. */
+void scene_with(struct scene *s, const struct plane_cfg overlays[SCENE_MAX_OVERLAYS],
+		struct cursor_cfg cur);
+struct plane_cfg overlay(bool translucent, int x, int y, unsigned int w, unsigned int h,
+			 unsigned int src_w, unsigned int src_h, unsigned int zpos);
+struct cursor_cfg cursor(int x, int y, unsigned int w, unsigned int h);
+
+/* Hands DRM master from one file to another (we are root in the guest). */
+bool give_master(int from, int to);
+/* The rig's commits come from @fd from now on, which becomes master. */
+void commit_from(int fd);
+void set_policy(enum policy p);
+/* Refusals by the cursor rules that came without their debug line. */
+extern unsigned int silent_refusals;
+/*
+ * Commits @s under policy @p, from the file of @p, and the rig commits from
+ * the plain file again. commit_as() also counts a refusal that did not say
+ * why in the log (silent_refusals); commit_raw() is for the tests of that
+ * log line themselves (call kmsg_seen() right after it).
+ */
+int commit_as(const struct scene *s, enum policy p, uint32_t flags);
+int commit_raw(const struct scene *s, enum policy p, uint32_t flags);
+/* The verdict of the kernel for @s under policy @p, from the current state. */
+bool accepted(const struct scene *s, enum policy p);
+/* The same for every policy, the seed rule evaluated here. */
+bool verdict(const struct scene *s, enum policy p);
+/*
+ * The primary plane alone: native for any cursor, so safe for legacy
+ * clients, never refused, and the state every guarded verdict starts from
+ * (the policy depends on the state before the commit).
+ */
+int reset_state(void);
+
+/*
+ * Pixels that differ between the native per-plane and the ideal picture of
+ * @s, or -errno if the state cannot be composed at all. Leaves @s
+ * committed.
+ */
+long oracle(const struct scene *s, int *x, int *y);
+/*
+ * Whether @cs is a mode the rules allow for a full commit of a state with
+ * @planes planes, @pipes hardware pipes and a native picture that is
+ * @native_right.
+ */
+bool mode_allowed(const struct cursor_state *cs, unsigned int planes, unsigned int pipes,
+		  bool native_right);
+/*
+ * The picture of @s with opaque planes only, composed in software: the
+ * top plane's source pixel, scaled by nearest neighbour.
+ */
+void reference(const struct scene *s, struct image *img);
+
+/*
+ * The current state per pipe into img_pipes, its cursor state into @cs,
+ * then the ideal picture into img_ideal; leaves per_plane_cursor=0.
+ */
+int capture_displayed(struct cursor_state *cs);
+/*
+ * What is on screen now against the ideal picture of the same state,
+ * composed in the mode vkms chooses for it (returned in @cs). The captures
+ * change no plane, so they are never refused. Returns the pixels that
+ * differ, or -errno.
+ */
+long displayed_diff(struct cursor_state *cs);
+/* A state_diag() about @diff pixels of @a (displayed) unlike @b (ideal), from @x, @y. */
+void report_diff(const struct image *a, const struct image *b, long diff, int x, int y);
+/* What the last look() found, for the diagnostic of its test. */
+extern char last_look[96];
+/* Nothing wrong displayed, and the cursor in mode @want (or ANY_MODE). */
+bool look(enum cursor_mode want);
+/* The test @name: the commit before returned @ret = 0, and look(@want) holds. */
+bool look_ok(const char *name, int ret, enum cursor_mode want);
+/* The test @name: a call returned @want (0 or -errno); @ret is what it returned. */
+bool ret_ok(const char *name, int ret, int want);
+
+/* The random states of the sweep and the teardown, reproducible from @seed. */
+void random_seed(uint32_t seed);
+void random_scene(struct scene *s);
+
+/* The legacy cursor ioctl on the rig's file; 0 or -errno. */
+int legacy_move(int x, int y);
+bool crtc_active(int fd);
+
+#endif
