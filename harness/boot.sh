@@ -36,9 +36,15 @@ else
 	console="-serial file:$out/console.log"
 fi
 
+# BOOT_ICOUNT=1 (make bench): one vCPU whose clock advances one
+# nanosecond per instruction, so that the guest's timings count
+# instructions, the same in every boot whatever the host does.
+cpus="-accel tcg,thread=multi -smp 2"
+[ -n "${BOOT_ICOUNT:-}" ] && cpus="-accel tcg,thread=single -icount shift=0,sleep=off -smp 1"
+
 # shellcheck disable=SC2086
 boot_qemu "$cfg" "$limit" "$out" qemu-system-x86_64 \
-	-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m "$mem" \
+	-machine q35 $cpus -cpu max -m "$mem" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$BUILD/initramfs-$cfg.cpio" \
