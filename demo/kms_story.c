@@ -352,7 +352,7 @@ static int reset_all(void)
 {
 	opt_out();
 	drmModeSetCursor(rig.fd, rig.kms.crtc_id, 0, 0, 0);
-	set_skip_validation(&rig, false);
+	vkms_set_skip_validation(rig.debugfs, false);
 	return rig_reset(&rig);
 }
 
@@ -422,7 +422,7 @@ static void record(const struct shot *sh, const struct scene *meant)
 		exit(1);
 	}
 	ret = scene_capture(&rig, NULL, &shown);
-	if (!ret && !read_cursor_state(&rig, &cs))
+	if (!ret && !vkms_read_cursor_state(rig.debugfs, &cs))
 		snprintf(mode, sizeof(mode), "%s", cursor_mode_name(cs.mode));
 	held_by_kernel(meant, &held);
 	if (!ret)
@@ -498,7 +498,7 @@ static void bug(enum where w, const char *caption)
 
 	layout(&s, true, true, w);
 	reset_all();
-	set_skip_validation(&rig, true);
+	vkms_set_skip_validation(rig.debugfs, true);
 	planes = chrome_planes(&s);
 	cursor = legacy_cursor_to(w);
 	snprintf(said, sizeof(said), "planes %s; cursor %s", verdict(planes), verdict(cursor));

@@ -40,7 +40,7 @@ mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests" "$stage/demo" "$stage/
 cp /bin/busybox "$stage/bin/busybox"
 cp "$REPO/harness/init" "$stage/init"
 cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
-cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh \
+cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
 	"$REPO"/tests/kunit-suites "$stage/tests/"
 for f in "$REPO"/tests/clients-*.sh; do
 	[ -f "$f" ] && cp "$f" "$stage/tests/"

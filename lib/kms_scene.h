@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "kms_util.h"
+#include "vkms.h"
 
 #define SCENE_MAX_OVERLAYS 3
 #define SCENE_W 256
@@ -107,46 +108,6 @@ void rig_close_client(struct rig *client);
  * a legacy SETCRTC that did not know about it took it off.
  */
 int rig_attach_writeback(struct rig *b);
-
-/* The vkms module parameters and the test-only debugfs switch. */
-int set_per_pipe(bool on);
-int set_protect_legacy(bool on);
-/* Hardware pipes of the emulated display engine; the default is 4. */
-#define HW_PIPES_DEFAULT 4
-int set_hw_pipes(unsigned int pipes);
-/*
- * vkms.amdgpu_cursor_rule: vkms chooses the cursor mode as amdgpu_dm does
- * since Linux 6.11 (dm_crtc_get_cursor_mode()), for every client alike.
- * Only kernels that offer it have it: the 6.12 series.
- */
-bool have_amdgpu_rule(void);
-int set_amdgpu_rule(bool on);
-int set_skip_validation(struct rig *b, bool on);
-
-/* How vkms draws the cursor of the current CRTC state (debugfs). */
-enum cursor_mode {
-	CURSOR_NATIVE,		/* one copy per pipe */
-	CURSOR_DEDICATED,	/* a pipe of its own, on top */
-	CURSOR_HIDDEN,		/* not drawn: no pipe could show it right */
-	CURSOR_PLANE,		/* per-plane emulation off */
-	CURSOR_MODES,
-};
-
-struct cursor_state {
-	enum cursor_mode mode;
-	bool cursor_on;
-	unsigned int pipes_used;
-	unsigned int hw_pipes;
-	bool legacy_safe;
-	unsigned long hidden_count;
-};
-
-const char *cursor_mode_name(enum cursor_mode mode);
-/*
- * Parses vkms_cursor_state; -ENOENT when the kernel has no such file,
- * -EPROTO when its contents are not exactly the five documented lines.
- */
-int read_cursor_state(struct rig *b, struct cursor_state *cs);
 
 /* A full-screen unscaled opaque primary and nothing else. */
 void scene_default(struct scene *s);

@@ -10,37 +10,16 @@
 # Sourced by run-guest.sh with vkms loaded with enable_overlay=1.
 # shellcheck shell=sh
 
-LIFTOFF_PARAMS=/sys/module/vkms/parameters
 # setting name, per_plane_cursor, protect_legacy_cursor, hw_pipes,
 # amdgpu_cursor_rule (amdgpu's own mode rule since 6.11, for comparison:
 # only kernels that offer it run that setting)
 LIFTOFF_SETTINGS="off:0:1:4:0 guarded-4:1:1:4:0 unguarded-4:1:0:4:0 guarded-5:1:1:5:0 amdgpu-4:1:1:4:1"
-[ -e $LIFTOFF_PARAMS/amdgpu_cursor_rule ] ||
+[ -e $VKMS_PARAMS/amdgpu_cursor_rule ] ||
 	LIFTOFF_SETTINGS=$(echo "$LIFTOFF_SETTINGS" | tr ' ' '\n' | grep -v ':1$' | tr '\n' ' ')
 # The cap column runs with this option; empty turns the cap column into a
 # second run without the cap (how the checks were shown to fail).
 LIFTOFF_CAP_OPT=--cap
 LIFTOFF_COLD="guarded-4"
-
-# liftoff_set PER_PIPE PROTECT HW_PIPES AMDGPU_RULE: vkms reads them at every
-# atomic_check. Read back, as a write of a bad value may be refused and
-# leave the old one. A kernel without amdgpu_cursor_rule can only leave it off.
-liftoff_set() {
-	rule=$LIFTOFF_PARAMS/amdgpu_cursor_rule
-	echo "$1" > $LIFTOFF_PARAMS/per_plane_cursor &&
-		echo "$2" > $LIFTOFF_PARAMS/protect_legacy_cursor &&
-		echo "$3" > $LIFTOFF_PARAMS/hw_pipes || return 1
-	if [ -e $rule ]; then
-		echo "$4" > $rule && [ "$(cat $rule)" = "$(echo "$4" | tr 01 NY)" ] || return 1
-	else
-		[ "$4" = 0 ] || return 1
-	fi
-	# bool parameters read back as Y/N
-	set -- "$(echo "$1" | tr 01 NY)" "$(echo "$2" | tr 01 NY)" "$3"
-	[ "$(cat $LIFTOFF_PARAMS/per_plane_cursor)" = "$1" ] &&
-		[ "$(cat $LIFTOFF_PARAMS/protect_legacy_cursor)" = "$2" ] &&
-		[ "$(cat $LIFTOFF_PARAMS/hw_pipes)" = "$3" ]
-}
 
 # liftoff_field FILE LAYOUT KEY: the value of KEY=... on LAYOUT's line.
 liftoff_field() {
@@ -170,7 +149,7 @@ liftoff_suite() {
 	for s in $LIFTOFF_SETTINGS; do
 		name=${s%%:*}
 		# shellcheck disable=SC2046
-		tap_check "vkms-params-set@$name" liftoff_set $(echo "${s#*:}" | tr : ' ')
+		tap_check "vkms-params-set@$name" vkms_set $(echo "${s#*:}" | tr : ' ')
 		tap_diag "$name: per_plane:protect:hw_pipes:amdgpu_rule ${s#*:}"
 		for cap in off on; do
 			opt=
@@ -230,7 +209,7 @@ liftoff_suite() {
 		sed "s|^|# $(basename "$f" .out): |" "$f"
 	done
 	# What the rest of the guest expects: the defaults.
-	liftoff_set 0 1 4 0
+	vkms_set 0 1 4 0
 	tap_done
 }
 

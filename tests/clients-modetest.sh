@@ -11,16 +11,9 @@
 # per clients-*.sh file, not per suite.
 # shellcheck shell=sh
 
-VKMS_PARAMS=/sys/module/vkms/parameters
 MT_MODE=640x480
 
-# debugfs is per DRM minor: the one of vkms's primary node, the only one
-# with the cursor state (vkms's platform device has no driver to look at).
-VKMS_DEBUGFS=
-for d in /sys/kernel/debug/dri/*; do
-	[ -e "$d/vkms_cursor_state" ] && { VKMS_DEBUGFS=$d; break; }
-done
-[ -n "$VKMS_DEBUGFS" ] || echo "# clients-modetest.sh: no vkms debugfs directory found"
+VKMS_DEBUGFS=$(vkms_debugfs) || echo "# clients-modetest.sh: no vkms debugfs directory found"
 
 # Object ids as modetest sees them: connector, CRTC, primary, overlays.
 mt_ids() {
@@ -48,11 +41,9 @@ mt_ids() {
 }
 mt_ids
 
+# mt_params PER_PLANE PROTECT [HW_PIPES [SKIP_VALIDATION]]
 mt_params() {
-	echo "$1" > $VKMS_PARAMS/per_plane_cursor
-	echo "$2" > $VKMS_PARAMS/protect_legacy_cursor
-	echo "${3:-4}" > $VKMS_PARAMS/hw_pipes
-	echo "${4:-0}" > "$VKMS_DEBUGFS"/vkms_skip_cursor_validation
+	vkms_set "$1" "$2" "${3:-4}" && vkms_skip_validation "${4:-0}"
 }
 
 mt_restore() { mt_params 0 1 4 0; }

@@ -37,7 +37,7 @@ struct cursor_state cursor_state_now(void)
 {
 	static bool warned;
 	struct cursor_state cs = { .mode = CURSOR_MODES };
-	int ret = read_cursor_state(&rig, &cs);
+	int ret = vkms_read_cursor_state(rig.debugfs, &cs);
 
 	if (ret) {
 		if (!warned)
@@ -200,14 +200,14 @@ long oracle(const struct scene *s, int *x, int *y)
 {
 	int ret;
 
-	set_skip_validation(&rig, true);
+	vkms_set_skip_validation(rig.debugfs, true);
 	set_per_pipe(true);
 	ret = scene_capture(&rig, s, &img_pipes);
 	set_per_pipe(false);
 	if (!ret)
 		ret = scene_capture(&rig, s, &img_ideal);
 	set_per_pipe(true);
-	set_skip_validation(&rig, false);
+	vkms_set_skip_validation(rig.debugfs, false);
 	if (ret)
 		return ret;
 	return image_diff(&img_pipes, &img_ideal, x, y);

@@ -43,8 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,7 +90,7 @@ struct sample {
 static struct {
 	int fd;
 	struct kms_device kms;
-	struct rig dbg;		/* only its debugfs path: read_cursor_state() */
+	char debugfs[64];
 	uint32_t planes[MAX_PLANES];
 	unsigned int n_planes;
 	unsigned int cursor_index;
@@ -146,7 +144,7 @@ static double now_s(void)
 /* Property ids are global and fixed while the device exists: look up once. */
 static int probe(void)
 {
-	struct stat st;
+	int ret;
 
 	j.fd = kms_open_driver("vkms");
 	if (j.fd < 0)
@@ -191,11 +189,10 @@ static int probe(void)
 	j.active_prop = kms_prop_id(j.fd, j.kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE");
 	if (!j.conn_crtc_prop || !j.mode_prop || !j.active_prop)
 		return -ENOENT;
-	if (fstat(j.fd, &st))
-		return -errno;
-	snprintf(j.dbg.debugfs, sizeof(j.dbg.debugfs), "/sys/kernel/debug/dri/%u",
-		 minor(st.st_rdev));
-	snprintf(j.crc_dir, sizeof(j.crc_dir), "%s/crtc-%u/crc", j.dbg.debugfs,
+	ret = vkms_debugfs_dir(j.fd, j.debugfs, sizeof(j.debugfs));
+	if (ret)
+		return ret;
+	snprintf(j.crc_dir, sizeof(j.crc_dir), "%s/crtc-%u/crc", j.debugfs,
 		 j.kms.crtc_index);
 	return 0;
 }
@@ -440,7 +437,7 @@ static int record(struct sample *s)
 	for (unsigned int p = 0; p < j.n_planes && !ret; p++)
 		ret = read_plane(p, &s->planes[p]);
 	if (!ret)
-		ret = read_cursor_state(&j.dbg, &s->cs);
+		ret = vkms_read_cursor_state(j.debugfs, &s->cs);
 	if (!ret)
 		ret = crc_settled(&s->crc);
 	s->ok = !ret;
@@ -531,7 +528,7 @@ static int replay(const struct sample *s, uint32_t *crc, enum cursor_mode *mode)
 	if (!ret) {
 		struct cursor_state cs;
 
-		ret = read_cursor_state(&j.dbg, &cs);
+		ret = vkms_read_cursor_state(j.debugfs, &cs);
 		*mode = cs.mode;
 	}
 out:
@@ -774,17 +771,6 @@ static void parse_options(int argc, char **argv, struct judge_opts *o)
 }
 
 /* The emulation as the caller configured it, to restore after the references. */
-static bool per_plane_configured(void)
-{
-	FILE *f = fopen("/sys/module/vkms/parameters/per_plane_cursor", "r");
-	char line[8];
-	bool on = f && fgets(line, sizeof(line), f) && line[0] == 'Y';
-
-	if (f)
-		fclose(f);
-	return on;
-}
-
 /* vkms's verdicts are drm.debug atomic lines: without them no count. */
 static bool open_kernel_log(void)
 {
@@ -1019,7 +1005,7 @@ int main(int argc, char **argv)
 		tap_diag("no usable vkms device: %s", strerror(-ret));
 		return 1;
 	}
-	per_plane = per_plane_configured();
+	per_plane = vkms_per_plane_cursor();
 	t.log_ok = open_kernel_log();
 
 	/* A client that exited early must not take the judge with it. */

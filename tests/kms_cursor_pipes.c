@@ -1907,7 +1907,7 @@ static void program_setup(void)
 	for (size_t i = 0; i < ARRAY_SIZE(img_shown); i++)
 		check_setup(image_alloc(&img_shown[i]), "images");
 	check_setup(set_per_pipe(true), "per_plane_cursor parameter");
-	check_setup(set_skip_validation(&rig, false), "debugfs switch");
+	check_setup(vkms_set_skip_validation(rig.debugfs, false), "debugfs switch");
 	/* Whatever an earlier suite left: the default pipe budget. */
 	hw_pipes(HW_PIPES_DEFAULT);
 }

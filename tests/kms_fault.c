@@ -506,7 +506,7 @@ static void snapshot_state(struct snapshot *s)
 	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
 		read_props(s, rig.kms.overlay_ids[i], DRM_MODE_OBJECT_PLANE);
 	read_props(s, rig.kms.cursor_id, DRM_MODE_OBJECT_PLANE);
-	s->cs_ret = read_cursor_state(&rig, &s->cs);
+	s->cs_ret = vkms_read_cursor_state(rig.debugfs, &s->cs);
 }
 
 /*

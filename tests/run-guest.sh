@@ -3,6 +3,7 @@
 # "## exit NAME STATUS SECONDS" for harness/verdict.sh; KUnit suites are copied from
 # debugfs as KTAP under "kunit:NAME".
 . /tests/tap.sh
+. /tests/vkms.sh
 
 echo "# user space reached $(cut -d' ' -f1 /proc/uptime) s after boot"
 
@@ -272,12 +273,11 @@ run_program() {
 	exec 4<&-
 }
 
-modprobe vkms
+vkms_reload
 run_program cap /tests/kms_no_legacy_cursor chrome
 
 # Per-plane cursors need overlays.
-rmmod vkms
-modprobe vkms enable_overlay=1
+vkms_reload enable_overlay=1
 run_program crc /tests/kms_crc_reopen
 
 # Allocation failures injected into every operation the series touches,
@@ -359,7 +359,7 @@ suite demo:story demo_story
 for f in /tests/clients-*.sh; do
 	[ -f "$f" ] || continue
 	[ "${HARNESS_CONFIG:-}" = debug ] && [ "${f##*/}" = clients-liftoff.sh ] && continue
-	if rmmod vkms && modprobe vkms enable_overlay=1; then
+	if vkms_reload enable_overlay=1; then
 		. "$f"
 	else
 		echo "## suite clients:reload:${f##*/}"
@@ -373,7 +373,7 @@ done
 
 # Last of the programs: on a kernel with the bug it checks, the subtest
 # wb-cleanup leaves the composer count wrapped for whatever runs after it.
-rmmod vkms && modprobe vkms enable_overlay=1
+vkms_reload enable_overlay=1
 run_program cursor /tests/kms_cursor_pipes chrome
 
 if [ -z "$KUNIT_MODULES" ]; then

@@ -8,26 +8,6 @@
 #include <x86intrin.h>
 #endif
 
-static int write_flag(const char *path, bool on)
-{
-	int fd = open(path, O_WRONLY);
-	int ret = fd < 0 || write(fd, on ? "1" : "0", 1) != 1 ? -1 : 0;
-
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
-int bench_set_per_pipe(bool on)
-{
-	return write_flag("/sys/module/vkms/parameters/per_plane_cursor", on);
-}
-
-int bench_set_skip_validation(bool on)
-{
-	return write_flag("/sys/kernel/debug/dri/0/vkms_skip_cursor_validation", on);
-}
-
 double bench_now(void)
 {
 	struct timespec ts;

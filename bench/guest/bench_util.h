@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers of the make-bench program: the vkms switches and the clocks.
+ * Helpers of the make-bench program: the clocks (the vkms switches are
+ * lib/vkms.h's).
  */
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
@@ -9,11 +10,8 @@
 #include <stdint.h>
 
 #include "kms_util.h"
+#include "vkms.h"
 
-/* vkms.per_plane_cursor (read by every atomic check that includes the CRTC). */
-int bench_set_per_pipe(bool on);
-/* debugfs vkms_skip_cursor_validation of the first DRM device. */
-int bench_set_skip_validation(bool on);
 /* Seconds, CLOCK_MONOTONIC. */
 double bench_now(void);
 /*

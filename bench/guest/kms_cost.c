@@ -72,6 +72,7 @@ struct bench {
 	int plain_fd;		/* without the cap */
 	int cap_fd;		/* with DRM_CLIENT_CAP_NO_LEGACY_CURSOR, or -1 */
 	struct kms_device kms;
+	char debugfs[64];	/* vkms_skip_cursor_validation's directory */
 	uint32_t wb;
 	bool patched;		/* vkms has per_plane_cursor */
 	bool cap;		/* DRM_CLIENT_CAP_NO_LEGACY_CURSOR accepted */
@@ -292,8 +293,8 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 	ret |= add(req, b->cursor.id, b->cursor.prop[P_CY], h / 2);
 
 	/* Validation as shipped; the emulation off for the modeset. */
-	bench_set_skip_validation(false);
-	bench_set_per_pipe(false);
+	vkms_set_skip_validation(b->debugfs, false);
+	set_per_pipe(false);
 	ret = ret ? ret : kms_commit(b->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET);
 	if (ret) {
 		fprintf(stderr, "kms_cost: cursor scene modeset: %s\n", strerror(-ret));
@@ -308,7 +309,7 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 			int on = b->patched ? (r + 2 + k2) % 2 : 0;
 			uint64_t ticks;
 
-			bench_set_per_pipe(on);
+			set_per_pipe(on);
 			for (int cap = 0; cap < (b->cap ? 2 : 1); cap++) {
 				if (use_cap(b, cap) || cursor_batch(b, req, pos, calls, &ticks))
 					return -EIO;
@@ -322,7 +323,7 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 				return -ENOMEM;
 		}
 	}
-	bench_set_per_pipe(false);
+	set_per_pipe(false);
 	drmModeAtomicFree(req);
 	return 0;
 }
@@ -472,8 +473,8 @@ static int compose_figures(struct bench *b, int rounds)
 	cy = oy - CURSOR / 2;
 	ret |= add_plane(setup, &b->cursor, k->crtc_id, fb_cursor.fb_id, CURSOR, CURSOR,
 			 cx, cy, CURSOR, CURSOR);
-	bench_set_skip_validation(false);
-	bench_set_per_pipe(false);
+	vkms_set_skip_validation(b->debugfs, false);
+	set_per_pipe(false);
 	ret = ret ? ret : kms_commit(b->fd, setup, DRM_MODE_ATOMIC_ALLOW_MODESET);
 	drmModeAtomicFree(setup);
 	if (ret) {
@@ -515,22 +516,22 @@ static int compose_figures(struct bench *b, int rounds)
 			bool scaled = c >= 2, on = c & 1;
 			double t;
 
-			bench_set_per_pipe(on);
+			set_per_pipe(on);
 			/*
 			 * Scaled, the emulation would keep the cursor out of the
 			 * overlay (a pipe of its own): validation skipped so that
 			 * it composes the scaled copy, the work it would do
 			 * natively, the costlier case.
 			 */
-			bench_set_skip_validation(scaled);
+			vkms_set_skip_validation(b->debugfs, scaled);
 			if (timed_frame(b, scene[scaled], fb_wb.fb_id, &t))
 				return -EIO;
 			if (record(scaled ? "scaled" : "compose", setting(b, on), r, t, 0))
 				return -ENOMEM;
 		}
 	}
-	bench_set_per_pipe(false);
-	bench_set_skip_validation(false);
+	set_per_pipe(false);
+	vkms_set_skip_validation(b->debugfs, false);
 	return 0;
 }
 
@@ -556,11 +557,12 @@ int main(int argc, char **argv)
 	b.fd = kms_open_driver("vkms");
 	if (b.fd < 0 || kms_set_cap(b.fd, DRM_CLIENT_CAP_ATOMIC, 1) ||
 	    kms_set_cap(b.fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) || kms_probe(&b.kms, b.fd) ||
-	    b.kms.overlay_count < NUM_OVERLAYS || !b.kms.cursor_id) {
+	    b.kms.overlay_count < NUM_OVERLAYS || !b.kms.cursor_id ||
+	    vkms_debugfs_dir(b.fd, b.debugfs, sizeof(b.debugfs))) {
 		fprintf(stderr, "kms_cost: needs vkms with %d overlays and a cursor\n", NUM_OVERLAYS);
 		return 1;
 	}
-	b.patched = access("/sys/module/vkms/parameters/per_plane_cursor", F_OK) == 0;
+	b.patched = access(VKMS_PARAMS "per_plane_cursor", F_OK) == 0;
 	b.plain_fd = b.fd;
 	b.cap = open_cap_file(&b);
 	b.wb = kms_find_writeback(b.fd);

@@ -43,8 +43,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <drm.h>
@@ -54,6 +52,7 @@
 #include <xf86drmMode.h>
 
 #include "kms_util.h"
+#include "vkms.h"
 
 #define MAX_LAYERS 8
 /*
@@ -148,27 +147,17 @@ static void log_handler(enum liftoff_log_priority prio, const char *fmt, va_list
 }
 
 /* mode and "used/hw" from vkms_cursor_state, or "-" when there is none. */
-static void read_cursor_state(const char *debugfs, char *mode, size_t mode_len,
-			      char *pipes, size_t pipes_len)
+static void cursor_state_words(const char *debugfs, char *mode, size_t mode_len,
+			       char *pipes, size_t pipes_len)
 {
-	char line[128], path[96];
-	unsigned int used, hw;
-	FILE *f;
+	struct cursor_state cs;
 
 	snprintf(mode, mode_len, "-");
 	snprintf(pipes, pipes_len, "-");
-	snprintf(path, sizeof(path), "%s/vkms_cursor_state", debugfs);
-	f = fopen(path, "r");
-	if (!f)
+	if (vkms_read_cursor_state(debugfs, &cs))
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(line, "mode: ", 6))
-			snprintf(mode, mode_len, "%.31s", line + 6);
-		else if (sscanf(line, "pipes: %u of %u", &used, &hw) == 2)
-			snprintf(pipes, pipes_len, "%u/%u", used, hw);
-	}
-	fclose(f);
+	snprintf(mode, mode_len, "%s", cursor_mode_name(cs.mode));
+	snprintf(pipes, pipes_len, "%u/%u", cs.pipes_used, cs.hw_pipes);
 }
 
 static int add_prop(int fd, drmModeAtomicReqPtr req, uint32_t obj, uint32_t type,
@@ -345,7 +334,7 @@ static int run_layout(struct client *c, const struct layout *l)
 			 plane ? liftoff_plane_get_id(plane) : c->kms.cursor_id);
 		strcat(on, item);
 	}
-	read_cursor_state(c->debugfs, mode, sizeof(mode), pipes, sizeof(pipes));
+	cursor_state_words(c->debugfs, mode, sizeof(mode), pipes, sizeof(pipes));
 	printf("layout %s cap=%s planes=%u composited=%u layers=%u commit=%d mode=%s pipes=%s"
 	       " composition=%s lit=%u/%u on=%s\n",
 	       l->name, c->cap, planes, composited, n, ret, mode, pipes,
@@ -393,7 +382,6 @@ int main(int argc, char **argv)
 	bool want_cap = false;
 	uint64_t zpos;
 	bool has_zpos;
-	struct stat st;
 	int fd, opt, ret, failed = 0;
 
 	while ((opt = getopt_long(argc, argv, "cCv", opts, NULL)) != -1) {
@@ -425,12 +413,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kms_liftoff: no CRTC with a connector, a primary and a cursor plane\n");
 		return 1;
 	}
-	/* debugfs names a DRM device's directory after its primary node's minor. */
-	if (fstat(fd, &st)) {
-		fprintf(stderr, "kms_liftoff: fstat: %s\n", strerror(errno));
+	ret = vkms_debugfs_dir(fd, c.debugfs, sizeof(c.debugfs));
+	if (ret) {
+		fprintf(stderr, "kms_liftoff: its debugfs directory: %s\n", strerror(-ret));
 		return 1;
 	}
-	snprintf(c.debugfs, sizeof(c.debugfs), "/sys/kernel/debug/dri/%u", minor(st.st_rdev));
 	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
 	if (ret) {
 		fprintf(stderr, "kms_liftoff: no atomic modesetting: %s\n", strerror(-ret));
