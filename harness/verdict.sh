@@ -5,8 +5,10 @@
 #
 # Each outdir holds host.tap (host-side checks) and, for a configuration
 # that booted, results.tap (guest TAP/KTAP between "## suite" and "## exit"
-# markers) and console.log (kernel console). Every test is reported by name; a suite that dies before its plan
-# is complete, a guest that never reaches "## done", and any oops, BUG,
+# markers) and console.log (kernel console). TAP is read here, KTAP by the
+# tree's tools/testing/kunit/kunit.py (harness/ktap.py). Every test is
+# reported by name; a suite that ends without its plan (TAP) or that
+# kunit.py finds incomplete (KTAP), a guest that never reaches "## done", and any oops, BUG,
 # WARNING, lockdep or KASAN report on the console are failures too. The last
 # line is "N passed, N failed[, N skipped]"; the exit status is non-zero if
 # anything failed.
@@ -23,15 +25,34 @@ SPLATS="$REPORTS|WARNING:|Call Trace:"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
+# ktap_suites CFG KUNIT_PY KTAPDIR: the KUnit suites (KTAP, framed as
+# "kunit:NAME" or "kunit-i386:NAME") read by the tree's own KTAP parser,
+# one file per suite, through harness/ktap.py.
+ktap_suites() {
+	for f in "$3"/*.ktap; do
+		[ -f "$f" ] || continue
+		prefix=$(basename "$f" .ktap)
+		prefix=${prefix%%:*}:
+		if [ -f "$2" ]; then
+			python3 "$(dirname "$0")/ktap.py" "$2" "$1/$prefix" "$f"
+		else
+			echo "FAIL $1/$prefix: no kunit.py to read $(basename "$f" .ktap) with ($2)"
+		fi
+	done
+}
+
 for out in "$@"; do
 	# build/<tree>/results/<config>: tests are named <tree>/<config>/...
-	cfg=$(basename "$(dirname "$(dirname "$out")")")/$(basename "$out")
+	tree=$(basename "$(dirname "$(dirname "$out")")")
+	cfg=$tree/$(basename "$out")
+	kunit_py=$(dirname "$(dirname "$out")")/linux-source-$tree/tools/testing/kunit/kunit.py
+	ktapdir=$(mktemp -d)
 	guest=0
 	[ -f "$out/results.tap" ] && guest=1
 	{
 		cat "$out/results.tap" 2>/dev/null || true
 		cat "$out/host.tap" 2>/dev/null || true
-	} | awk -v cfg="$cfg" -v guest="$guest" '
+	} | awk -v cfg="$cfg" -v guest="$guest" -v ktapdir="$ktapdir" '
 	function report(verdict, name) { printf "%s %s/%s\n", verdict, cfg, name }
 	function close_suite(rc,   n) {
 		if (suite == "")
@@ -47,21 +68,18 @@ for out in "$@"; do
 		suite = ""
 	}
 	{ sub(/\r$/, "") }	# the serial line adds carriage returns
-	/^## suite / { close_suite("0"); suite = $3; kunit = (suite ~ /^kunit:/);
+	/^## suite / { close_suite("0"); suite = $3; kunit = (suite ~ /^kunit(-i386)?:/);
 		       plan = ""; seen = 0; failed = 0; next }
 	/^## exit / { close_suite($4); next }
 	/^## done/ { done = 1; next }
 	suite == "" { next }
-	!kunit && /^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
+	# KTAP goes to the tree'"'"'s own parser (ktap_suites), a file per suite.
+	kunit { print > (ktapdir "/" suite ".ktap"); next }
+	/^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
 	{
 		line = $0
-		if (kunit) {
-			if (line !~ /^    (not )?ok [0-9]+/)
-				next
-			sub(/^    /, "", line)
-		} else if (line !~ /^(not )?ok [0-9]+/) {
+		if (line !~ /^(not )?ok [0-9]+/)
 			next
-		}
 		seen++
 		bad = (line ~ /^not ok/)
 		sub(/^(not )?ok [0-9]+ *(- )?/, "", line)
@@ -82,6 +100,8 @@ for out in "$@"; do
 		else
 			report("PASS", "guest: ran to completion")
 	}' >> "$tmp"
+	ktap_suites "$cfg" "$kunit_py" "$ktapdir" >> "$tmp"
+	rm -rf "$ktapdir"
 
 	[ "$guest" = 1 ] || continue
 	# The amd guest of either tree must have compared the cursor helper

@@ -30,14 +30,41 @@ suite() {
 # these run.
 KUNIT_MODULES=$(sed -n '/^[^#]/s/$/_test/p' "$(dirname "$0")/kunit-suites")
 
-# kunit_results: every KUnit suite the loaded modules ran, framed.
+# kunit_ktap SUITE: the suite's last run, as a KTAP document of its own,
+# from the kernel log: 6.1's debugfs keeps only 512 bytes of each test's
+# log (KUNIT_LOG_SIZE), and a module loaded twice ran it twice.
+kunit_ktap() {
+	dmesg | sed 's/^\[[^]]*\] //' | awk -v s="$1" '
+		/^    KTAP version 1$/ { head = $0; next }
+		$0 == "    # Subtest: " s { n = 0; cur[n++] = head; cur[n++] = $0; on = 1; next }
+		on { cur[n++] = $0 }
+		on && $0 ~ ("^(not )?ok [0-9]+ " s "$") {
+			on = 0
+			# The suite is test 1 of its own document.
+			sub(/ok [0-9]+ /, "ok 1 ", cur[n - 1])
+			for (i = 0; i < n; i++)
+				last[i] = cur[i]
+			m = n
+		}
+		END {
+			if (!m)
+				exit 1
+			print "KTAP version 1"
+			print "1..1"
+			for (i = 0; i < m; i++)
+				print last[i]
+		}'
+}
+
+# kunit_results: every KUnit suite the loaded modules ran, framed, for
+# harness/verdict.sh (which reads them with the tree's kunit.py).
 kunit_results() {
 	for dir in /sys/kernel/debug/kunit/*/; do
 		[ -f "$dir/results" ] || continue
 		s=$(basename "$dir")
 		echo "## suite kunit:$s"
-		cat "$dir/results"
-		echo "## exit kunit:$s 0"
+		kunit_ktap "$s"
+		echo "## exit kunit:$s $?"
 	done
 }
 
@@ -151,17 +178,11 @@ amdgpu_cursor_dc() {
 	6.12*) gens="dcn10, dcn20 and dcn401" ngens=3 verdict=amdgpu_dm_cursor ;;
 	*)
 		gens="dcn10 and dcn20" ngens=2 verdict=amdgpu_dm_cursor_verdict
-		# 6.1's debugfs keeps 512 bytes of each test's log
-		# (KUNIT_LOG_SIZE); the kernel log has every line. The suite's
-		# last run: amdgpu may have been loaded more than once.
+		# 6.1's debugfs keeps 512 bytes of each test's log; the
+		# kernel log has every line.
 		if [ -f $r ]; then
 			r=/tmp/amdgpu_dm_cursor_dc.ktap
-			dmesg | sed 's/^\[[^]]*\] //' | awk '
-				/# Subtest: amdgpu_dm_cursor_dc$/ { n = 0; on = 1 }
-				on { line[n++] = $0 }
-				on && /^(not )?ok [0-9]+ amdgpu_dm_cursor_dc$/ { on = 0 }
-				END { for (i = 0; i < n; i++) print line[i] }' > $r
-			[ -s $r ] || rm -f $r
+			kunit_ktap amdgpu_dm_cursor_dc > $r || rm -f $r
 		fi
 		;;
 	esac
