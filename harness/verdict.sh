@@ -61,6 +61,8 @@ for out in "$@"; do
 		# stopped before its end.
 		if (!kunit && plan == "")
 			report("FAIL", suite ": ended before its plan (ran " seen " tests)")
+		else if (plan == 0 && !seen && !plan_skip)
+			report("FAIL", suite ": ran no test (plan 1..0)")
 		else if (plan != "" && seen != plan)
 			report("FAIL", suite ": planned " plan " tests, ran " seen)
 		else if (rc != "0" && !failed)
@@ -69,13 +71,13 @@ for out in "$@"; do
 	}
 	{ sub(/\r$/, "") }	# the serial line adds carriage returns
 	/^## suite / { close_suite("0"); suite = $3; kunit = (suite ~ /^kunit(-i386)?:/);
-		       plan = ""; seen = 0; failed = 0; next }
+		       plan = ""; plan_skip = 0; seen = 0; failed = 0; next }
 	/^## exit / { close_suite($4); next }
 	/^## done/ { done = 1; next }
 	suite == "" { next }
 	# KTAP goes to the tree'"'"'s own parser (ktap_suites), a file per suite.
 	kunit { print > (ktapdir "/" suite ".ktap"); next }
-	/^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
+	/^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; plan_skip = /# *[Ss][Kk][Ii][Pp]/; next }
 	{
 		line = $0
 		if (line !~ /^(not )?ok [0-9]+/)

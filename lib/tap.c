@@ -138,6 +138,9 @@ const char *tap_name(const char *fmt, ...)
 
 int tap_done(void)
 {
+	/* A subtest that returned before its first test proved nothing. */
+	if (!tap.run)
+		tap_ok(false, "ran-a-test");
 	printf("1..%d\n", tap.run);
 	fflush(stdout);
 	return tap.failed ? 1 : 0;
@@ -162,6 +165,15 @@ static void tap_identity(void)
 	if (n > 0)
 		exe[n] = '\0';
 	tap_diag("running as comm=%s exe=%s", comm, exe);
+}
+
+/* Every subtest argument is a size or a seed: a decimal from 1 to 2^31 - 1. */
+static bool arg_is_count(const char *arg)
+{
+	size_t len = strspn(arg, "0123456789");
+
+	return arg[0] >= '1' && arg[0] <= '9' && !arg[len] &&
+	       (len < 10 || (len == 10 && strcmp(arg, "2147483647") <= 0));
 }
 
 static void usage(const struct tap_program *prog, const char *argv0)
@@ -199,6 +211,13 @@ int tap_main(const struct tap_program *prog, int argc, char **argv)
 	}
 
 	tap_start();
+	for (int i = 2; i < argc; i++) {
+		if (arg_is_count(argv[i]))
+			continue;
+		tap_okf(false, "arguments-are-counts", "%s %s: \"%s\" is not a count from 1",
+			t->name, t->args, argv[i]);
+		return tap_done();
+	}
 	tap_identity();
 	if (prog->setup)
 		prog->setup();

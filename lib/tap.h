@@ -52,7 +52,9 @@ int tap_done(void);
 /**
  * struct tap_subtest - one subtest of a guest program
  * @name: kebab-case, what "--list" prints and the guest runner passes back
- * @args: the names of its arguments, for the usage line ("" if none)
+ * @args: the names of its arguments, for the usage line ("" if none);
+ *	every argument is a size or a seed, a decimal from 1 to 2^31 - 1,
+ *	which tap_main() checks before the subtest runs
  * @nargs: how many arguments it takes
  * @run: runs it; @argv holds its @nargs arguments
  */

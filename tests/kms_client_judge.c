@@ -770,7 +770,6 @@ static void parse_options(int argc, char **argv, struct judge_opts *o)
 	o->client = argv + optind;
 }
 
-/* The emulation as the caller configured it, to restore after the references. */
 /* vkms's verdicts are drm.debug atomic lines: without them no count. */
 static bool open_kernel_log(void)
 {
@@ -1005,6 +1004,7 @@ int main(int argc, char **argv)
 		tap_diag("no usable vkms device: %s", strerror(-ret));
 		return 1;
 	}
+	/* The emulation as the caller configured it, to restore after the references. */
 	per_plane = vkms_per_plane_cursor();
 	t.log_ok = open_kernel_log();
 

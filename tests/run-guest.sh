@@ -231,20 +231,91 @@ run_tap() {
 # sizes twice cost a fifth of the guest's time. The debug kernel (KASAN,
 # lockdep) runs smaller sizes and no chrome copy. HARNESS_FAULT_SWEEPS
 # (harness.fault_sweeps= on the guest's command line) overrides inject.
-SIZES='
-# subtest | base    | debug | chrome
-sweep     | 2000 1  | 100 1 | 200 1
-teardown  | 100 1   | 25 1  | 25 1
-stress    | 10000   | 2500  | 10000
-inject    | -       | 1     | -
-'
+SIZES="
+# subtest | base    | debug                     | chrome
+sweep     | 2000 1  | 100 1                     | 200 1
+teardown  | 100 1   | 25 1                      | 25 1
+stress    | 10000   | 2500                      | 10000
+inject    | -       | ${HARNESS_FAULT_SWEEPS:-1} | -
+"
 
 # size_of SUBTEST COLUMN: its arguments in that column (base, debug,
-# chrome); nothing if the table has no row for it.
+# chrome); fails if the table has no such row or column.
 size_of() {
 	printf '%s\n' "$SIZES" | awk -F' *[|] *' -v name="$1" -v col="$2" '
 		/^#/ { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		$1 == name { print $(c[col]) }'
+		$1 == name && (col in c) { print $(c[col]); found = 1 }
+		END { exit !found }'
+}
+
+# fail_suite NAME TEST [DIAG]: a suite of one failing test, for what kept
+# a suite from running at all.
+fail_suite() {
+	echo "## suite $1"
+	tap_start
+	tap_result 1 "$2"
+	[ -z "${3:-}" ] || tap_diag "$3"
+	tap_done
+	echo "## exit $1 1"
+}
+
+# skip_suite NAME REASON: a suite the table says not to run here, shown.
+skip_suite() {
+	echo "## suite $1"
+	tap_start
+	tap_skip "runs-here" "$2"
+	tap_done
+	echo "## exit $1 0"
+}
+
+# run_listed PREFIX PROGRAM NAME PARAMS CHROME: one subtest the program
+# listed, and its chrome copy. A subtest that takes arguments must have a
+# row in SIZES for this configuration.
+run_listed() {
+	rl_prefix=$1 rl_prog=$2 rl_name=$3 rl_params=$4 rl_chrome=$5
+	rl_col=${HARNESS_CONFIG:-base}
+	rl_args=
+	if [ -n "$rl_params" ] && ! rl_args=$(size_of "$rl_name" "$rl_col"); then
+		selected "$rl_prefix:$rl_name" && fail_suite "$rl_prefix:$rl_name" "size-in-table" \
+			"SIZES has no $rl_col size for \"$rl_name $rl_params\""
+		return
+	fi
+	if [ "$rl_args" = - ]; then
+		selected "$rl_prefix:$rl_name" &&
+			skip_suite "$rl_prefix:$rl_name" "not run in $rl_col (SIZES)"
+		return
+	fi
+	rl_out=/tmp/$rl_prefix-$rl_name
+	# shellcheck disable=SC2086
+	suite "$rl_prefix:$rl_name" run_tap "$rl_out.tap" "$rl_prog" "$rl_name" $rl_args
+	[ -n "$rl_chrome" ] || return
+	rl_cargs=
+	if [ -n "$rl_params" ] && ! rl_cargs=$(size_of "$rl_name" chrome); then
+		selected "$rl_prefix:$rl_name@chrome" &&
+			fail_suite "$rl_prefix:$rl_name@chrome" "size-in-table" \
+			"SIZES has no chrome size for \"$rl_name $rl_params\""
+		return
+	fi
+	[ "$rl_cargs" = - ] && return
+	rl_sv=$rl_prefix:$rl_name:same-verdicts-as-chrome
+	# The reference: the plain run if it had the same arguments and ran.
+	rl_ref=$rl_out.tap
+	if selected "$rl_sv" && { [ "$rl_cargs" != "$rl_args" ] || ! selected "$rl_prefix:$rl_name"; }; then
+		rl_ref=$rl_out-same-args.tap
+		# shellcheck disable=SC2086
+		run_tap "$rl_ref" "$rl_prog" "$rl_name" $rl_cargs > /dev/null ||
+			echo "# the reference run of $rl_name $rl_cargs exited with $?"
+	fi
+	cp "$rl_prog" /tmp/chrome
+	if selected "$rl_prefix:$rl_name@chrome"; then
+		# shellcheck disable=SC2086
+		suite "$rl_prefix:$rl_name@chrome" run_tap "$rl_out@chrome.tap" /tmp/chrome \
+			"$rl_name" $rl_cargs --comm chrome
+	elif selected "$rl_sv"; then
+		# shellcheck disable=SC2086
+		run_tap "$rl_out@chrome.tap" /tmp/chrome "$rl_name" $rl_cargs --comm chrome > /dev/null
+	fi
+	suite "$rl_sv" same_verdicts "$rl_ref" "$rl_out@chrome.tap"
 }
 
 # run_program PREFIX PROGRAM [chrome]: every subtest the program lists
@@ -253,53 +324,39 @@ size_of() {
 # --comm chrome, and the check that every verdict is the one of a run with
 # the same arguments under the program's own name.
 run_program() {
-	prefix=$1 prog=$2
-	chrome=${3:-}
-	col=${HARNESS_CONFIG:-base}
-	[ "$col" = debug ] && chrome=
-	if ! "$prog" --list > "/tmp/$prefix.list" 2>&1 || [ ! -s "/tmp/$prefix.list" ]; then
-		echo "## suite $prefix:list"
-		tap_start
-		tap_result 1 "lists-its-subtests"
-		sed 's/^/# /' "/tmp/$prefix.list"
-		tap_done
-		echo "## exit $prefix:list 1"
+	rp_prefix=$1 rp_prog=$2 rp_chrome=${3:-}
+	[ "${HARNESS_CONFIG:-base}" = debug ] && rp_chrome=
+	rp_list=/tmp/$rp_prefix.list
+	if ! "$rp_prog" --list > "$rp_list" 2> "$rp_list.err" || [ ! -s "$rp_list" ]; then
+		fail_suite "$rp_prefix:list" "lists-its-subtests" "$(cat "$rp_list.err")"
 		return
 	fi
-	exec 4< "/tmp/$prefix.list"
-	while read -r name params <&4; do
-		args=
-		[ -n "$params" ] && args=$(size_of "$name" "$col")
-		[ "$args" = - ] && continue
-		[ "$name" = inject ] && args=${HARNESS_FAULT_SWEEPS:-$args}
-		out=/tmp/$prefix-$name
-		# shellcheck disable=SC2086
-		suite "$prefix:$name" run_tap "$out.tap" "$prog" "$name" $args
-		[ -n "$chrome" ] || continue
-		cargs=$args
-		[ -n "$params" ] && cargs=$(size_of "$name" chrome)
-		[ "$cargs" = - ] && continue
-		ref=$out.tap
-		if [ "$cargs" != "$args" ] && selected "$prefix:$name:same-verdicts-as-chrome"; then
-			ref=$out-same-args.tap
-			# shellcheck disable=SC2086
-			"$prog" "$name" $cargs > "$ref" < /dev/null
-		fi
-		cp "$prog" /tmp/chrome
-		# shellcheck disable=SC2086
-		suite "$prefix:$name@chrome" run_tap "$out@chrome.tap" /tmp/chrome "$name" $cargs \
-			--comm chrome
-		suite "$prefix:$name:same-verdicts-as-chrome" same_verdicts "$ref" "$out@chrome.tap"
-	done
-	exec 4<&-
+	while read -r rp_name rp_params; do
+		case "$rp_name" in
+		*[!a-z0-9-]* | "" | -* | *-)
+			fail_suite "$rp_prefix:list" "lists-its-subtests" "not a subtest name: $rp_name"
+			continue
+			;;
+		esac
+		run_listed "$rp_prefix" "$rp_prog" "$rp_name" "$rp_params" "$rp_chrome" < /dev/null
+	done < "$rp_list"
 }
 
-vkms_reload
-run_program cap /tests/kms_no_legacy_cursor chrome
+# reload_then PREFIX PARAMS...: vkms reloaded for the program of PREFIX;
+# when that fails, the failure is a suite of its own and the program does
+# not run on whatever vkms is left.
+reload_then() {
+	rt_prefix=$1
+	shift
+	vkms_reload "$@" && return 0
+	fail_suite "$rt_prefix:reload" "vkms-reloaded" "vkms_reload $*"
+	return 1
+}
+
+reload_then cap && run_program cap /tests/kms_no_legacy_cursor chrome
 
 # Per-plane cursors need overlays.
-vkms_reload enable_overlay=1
-run_program crc /tests/kms_crc_reopen
+reload_then crc enable_overlay=1 && run_program crc /tests/kms_crc_reopen
 
 # Allocation failures injected into every operation the series touches,
 # then a kmemleak scan (debug configuration: FAILSLAB, fail-nth, kmemleak).
@@ -338,7 +395,7 @@ demo_story() {
 	# cursor refused after the planes) and 10 (a video scaled in height
 	# only: a stretched cursor).
 	artifacts="1 2 " not_meant="1 2 4 " pictures=19
-	if [ -e /sys/module/vkms/parameters/amdgpu_cursor_rule ]; then
+	if [ -e "$VKMS_PARAMS/amdgpu_cursor_rule" ]; then
 		artifacts="1 2 10 " not_meant="1 2 4 9 10 " pictures=25
 	fi
 	tap_start
@@ -380,30 +437,22 @@ suite demo:story demo_story
 for f in /tests/clients-*.sh; do
 	[ -f "$f" ] || continue
 	[ "${HARNESS_CONFIG:-}" = debug ] && [ "${f##*/}" = clients-liftoff.sh ] && continue
-	if vkms_reload enable_overlay=1; then
-		. "$f"
-	else
-		echo "## suite clients:reload:${f##*/}"
-		tap_start
-		tap_result 1 "vkms-reloaded"
-		tap_diag "before ${f##*/}: its suites are skipped"
-		tap_done
-		echo "## exit clients:reload:${f##*/} 1"
+	if ! vkms_reload enable_overlay=1; then
+		fail_suite "clients:reload:${f##*/}" "vkms-reloaded" \
+			"before ${f##*/}: its suites are skipped"
+		continue
 	fi
+	# In a subshell: an exit or a syntax error in the file ends it, not
+	# the runner, and is a failure of its own.
+	# shellcheck disable=SC1090
+	( . "$f" ) || fail_suite "clients:${f##*/}" "ran-to-its-end" "exit status $?"
 done
 
 # Last of the programs: on a kernel with the bug it checks, the subtest
 # wb-cleanup leaves the composer count wrapped for whatever runs after it.
-vkms_reload enable_overlay=1
-run_program cursor /tests/kms_cursor_pipes chrome
+reload_then cursor enable_overlay=1 && run_program cursor /tests/kms_cursor_pipes chrome
 
-if [ -z "$KUNIT_MODULES" ]; then
-	echo "## suite kunit-list"
-	tap_start
-	tap_result 1 "kunit-suites-names-suites"
-	tap_done
-	echo "## exit kunit-list 1"
-fi
+[ -n "$KUNIT_MODULES" ] || fail_suite kunit-list "kunit-suites-names-suites"
 for m in $KUNIT_MODULES; do
 	kunit_module "$m"
 done

@@ -59,11 +59,20 @@ tap_result() {
 # tap_skip NAME REASON: one test that cannot run here.
 tap_skip() { tap_line 0 "$1" "$2"; }
 
+# tap_label TEXT: TEXT as a test-name label (a patch's or a file's name):
+# lower case, each run of other characters one '-'.
+tap_label() {
+	echo "$1" | tr '[:upper:]' '[:lower:]' |
+		sed -e 's/[^a-z0-9][^a-z0-9]*/-/g' -e 's/^-//' -e 's/-$//'
+}
+
 # tap_diag TEXT: a diagnostic line (measured values, what was compared).
 tap_diag() { echo "# $*"; }
 
 # tap_done: the plan, from the count; fails if a test failed.
 tap_done() {
+	# A suite that returned before its first test proved nothing.
+	[ "$tap_n" -gt 0 ] || tap_result 1 "ran-a-test"
 	echo "1..$tap_n"
 	[ "$tap_failed" -eq 0 ]
 }

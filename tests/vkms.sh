@@ -17,8 +17,8 @@ vkms_reload() {
 # vkms_debugfs: the debugfs directory of vkms's primary node, the only one
 # with the cursor state (vkms's platform device has no driver to look at).
 vkms_debugfs() {
-	for d in /sys/kernel/debug/dri/*; do
-		[ -e "$d/vkms_cursor_state" ] && { echo "$d"; return 0; }
+	for vkms_dir in /sys/kernel/debug/dri/*; do
+		[ -e "$vkms_dir/vkms_cursor_state" ] && { echo "$vkms_dir"; return 0; }
 	done
 	return 1
 }
@@ -28,12 +28,12 @@ vkms_debugfs() {
 # Read back, as a write of a bad value may be refused and leave the old
 # one. A kernel without amdgpu_cursor_rule can only leave it off.
 vkms_set() {
-	rule=$VKMS_PARAMS/amdgpu_cursor_rule
+	vkms_rule=$VKMS_PARAMS/amdgpu_cursor_rule
 	echo "$1" > $VKMS_PARAMS/per_plane_cursor &&
 		echo "$2" > $VKMS_PARAMS/protect_legacy_cursor &&
 		echo "$3" > $VKMS_PARAMS/hw_pipes || return 1
-	if [ -e $rule ]; then
-		echo "${4:-0}" > $rule && [ "$(cat $rule)" = "$(echo "${4:-0}" | tr 01 NY)" ] ||
+	if [ -e $vkms_rule ]; then
+		echo "${4:-0}" > $vkms_rule && [ "$(cat $vkms_rule)" = "$(echo "${4:-0}" | tr 01 NY)" ] ||
 			return 1
 	else
 		[ "${4:-0}" = 0 ] || return 1
@@ -48,5 +48,5 @@ vkms_set() {
 # vkms_skip_validation 0|1: the test-only debugfs switch that lets every
 # cursor through, as a kernel without the validation would.
 vkms_skip_validation() {
-	d=$(vkms_debugfs) && echo "$1" > "$d/vkms_skip_cursor_validation"
+	vkms_dir=$(vkms_debugfs) && echo "$1" > "$vkms_dir/vkms_skip_cursor_validation"
 }

@@ -197,10 +197,6 @@ static bool open_cap_file(struct bench *b)
 }
 
 /*
- * The cursor figures, at the connector's preferred mode. @req holds the
- * whole state but the cursor's position, which each call adds.
- */
-/*
  * The first NUM_OVERLAYS overlays, opaque and unscaled, on framebuffers of
  * their own in @fbs, where overlay_rect() puts them on a @w x @h mode; any
  * further overlay off.
@@ -261,6 +257,10 @@ static int cursor_batch(struct bench *b, drmModeAtomicReqPtr req, int pos, int c
 	return 0;
 }
 
+/*
+ * The cursor figures, at the connector's preferred mode. @req holds the
+ * whole state but the cursor's position, which each call adds.
+ */
 static int cursor_figures(struct bench *b, int rounds, int calls)
 {
 	const struct kms_device *k = &b->kms;

@@ -20,13 +20,6 @@ case "$TREE" in
 *) helper_syms="drm_cursor_check" ;;
 esac
 
-# kebab PATH: a file's test-name label, from its path under drivers/gpu/drm
-# ("amd/display/amdgpu_dm/amdgpu_dm.c" -> "amd-display-amdgpu-dm-amdgpu-dm-c").
-kebab() {
-	echo "${1#drivers/gpu/drm/}" | tr '[:upper:]' '[:lower:]' |
-		sed -e 's/[^a-z0-9][^a-z0-9]*/-/g' -e 's/^-//' -e 's/-$//'
-}
-
 tap_start
 
 tap_check "amdgpu-ko-built" test -s "$ko"
@@ -62,7 +55,7 @@ for f in $files; do
 	if ! git -C "$SRC" cat-file -e "pristine:$f" 2>/dev/null; then
 		own=$(make -s -C "$SRC" O="$obj" W=1 "$o" 2>&1 | grep -E 'warning:|error:' |
 			grep -c "${f##*/}:")
-		tap_result "$own" "w1-no-warning@$(kebab "$f")"
+		tap_result "$own" "w1-no-warning@$(tap_label "${f#drivers/gpu/drm/}")"
 		tap_diag "$f, which the series adds: $own W=1 warnings of its own"
 		continue
 	fi
@@ -79,7 +72,7 @@ for f in $files; do
 	mtimes_restore "$tmp/mtime" > /dev/null
 	comm -23 "$tmp/patched" "$tmp/pristine" > "$tmp/new"
 	[ $w1_ran = yes ] && git -C "$SRC" diff --quiet HEAD -- "$f" && [ ! -s "$tmp/new" ]
-	tap_result $? "w1-no-new-warning@$(kebab "$f")"
+	tap_result $? "w1-no-new-warning@$(tap_label "${f#drivers/gpu/drm/}")"
 	tap_diag "$f: $(wc -l < "$tmp/patched") W=1 warnings with the series, $(wc -l < "$tmp/pristine") without, W=1 in force: $w1_ran"
 	sed 's/^/# new: /' "$tmp/new" | head -20
 	# Back to the flags of the normal build: only this object is redone.

@@ -17,14 +17,6 @@ new_files=$(sed -n 's|^+++ b/||p' "$repo"/patches/$TREE/0*.patch | sort -u | whi
 	[ -e "$src/$f" ] && ! git -C "$src" cat-file -e "pristine:$f" 2>/dev/null && echo "$f"
 done)
 
-# kebab NAME: a patch's or a file's test-name label: lower case, each run
-# of other characters one '-', without ".patch" and drivers/gpu/drm/.
-kebab() {
-	f=${1%.patch}
-	echo "${f#drivers/gpu/drm/}" | tr '[:upper:]' '[:lower:]' |
-		sed -e 's/[^a-z0-9][^a-z0-9]*/-/g' -e 's/^-//' -e 's/-$//'
-}
-
 tap_start
 
 # git am takes no fuzz: the context of every hunk matched exactly.
@@ -41,7 +33,7 @@ for p in $patches; do
 	out=$(cd "$src" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict -q \
 		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID \
 		"$repo/patches/$TREE/$p" 2>&1)
-	tap_result $? "checkpatch-strict@$(kebab "$p")"
+	tap_result $? "checkpatch-strict@$(tap_label "${p%.patch}")"
 	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
 done
 
@@ -71,7 +63,7 @@ for f in $docs; do
 	(cd "$src" && ./scripts/kernel-doc -none "$f" 2>&1) | sed -e 's/^[^:]*:[0-9]*: //' -e 's/on line [0-9]*/on line N/' |
 		sort | comm -23 - "$tmp/known" > "$tmp/new"
 	[ ! -s "$tmp/new" ]
-	tap_result $? "kernel-doc-no-new-warning@$(kebab "$f")"
+	tap_result $? "kernel-doc-no-new-warning@$(tap_label "${f#drivers/gpu/drm/}")"
 	tap_diag "$f: $(wc -l < "$tmp/known") kernel-doc warnings known from the pristine file"
 	sed 's/^/# /' "$tmp/new"
 done

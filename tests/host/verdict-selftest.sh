@@ -46,6 +46,10 @@ expect 1 stop-before-plan-fails \
 	'## suite s\n1..3\nok 1 - a\n## exit s 139\n## done\n' "$log"
 expect 0 plan-last-passes \
 	'## suite s\nok 1 - a\nok 2 - b\n1..2\n## exit s 0\n## done\n' "$log"
+expect 1 empty-plan-fails \
+	'## suite s\n1..0\n## exit s 0\n## done\n' "$log"
+expect 0 skipped-empty-plan-passes \
+	'## suite s\n1..0 # SKIP no device\n## exit s 0\n## done\n' "$log"
 expect 1 no-plan-fails \
 	'## suite s\nok 1 - a\n## exit s 0\n## done\n' "$log"
 expect 1 nonzero-exit-without-failed-test-fails \
