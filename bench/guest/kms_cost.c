@@ -436,6 +436,39 @@ static bool find_mode(int fd, uint32_t connector_id, int w, int h, drmModeModeIn
  * the CRTC. Overlay 0 is either one of the unscaled layout or, for
  * "scaled", a large overlay upscaled 2x with the cursor on it.
  */
+/*
+ * The composition figures: @scene[0] unscaled, @scene[1] with a 2x overlay
+ * under the cursor, each with the emulation off and on (patched kernel),
+ * the order rotating between rounds; round -1 warms up.
+ */
+static int compose_rounds(struct bench *b, drmModeAtomicReqPtr scene[2], uint32_t wb_fb,
+			  int rounds)
+{
+	for (int r = -1; r < rounds; r++) {
+		for (int k2 = 0; k2 < (b->patched ? 4 : 1); k2++) {
+			int c = b->patched ? (r + 4 + k2) % 4 : 0;
+			bool scaled = c >= 2, on = c & 1;
+			double t;
+
+			set_per_pipe(on);
+			/*
+			 * Scaled, the emulation would keep the cursor out of the
+			 * overlay (a pipe of its own): validation skipped so that
+			 * it composes the scaled copy, the work it would do
+			 * natively, the costlier case.
+			 */
+			vkms_set_skip_validation(b->debugfs, scaled);
+			if (timed_frame(b, scene[scaled], wb_fb, &t))
+				return -EIO;
+			if (record(scaled ? "scaled" : "compose", setting(b, on), r, t, 0))
+				return -ENOMEM;
+		}
+	}
+	set_per_pipe(false);
+	vkms_set_skip_validation(b->debugfs, false);
+	return 0;
+}
+
 static int compose_figures(struct bench *b, int rounds)
 {
 	const struct kms_device *k = &b->kms;
@@ -509,30 +542,7 @@ static int compose_figures(struct bench *b, int rounds)
 		return -ENOMEM;
 	printf("# composition: %dx%d, %d rounds of one frame per case\n", FRAME_W, FRAME_H,
 	       rounds);
-
-	for (int r = -1; r < rounds; r++) {
-		for (int k2 = 0; k2 < (b->patched ? 4 : 1); k2++) {
-			int c = b->patched ? (r + 4 + k2) % 4 : 0;
-			bool scaled = c >= 2, on = c & 1;
-			double t;
-
-			set_per_pipe(on);
-			/*
-			 * Scaled, the emulation would keep the cursor out of the
-			 * overlay (a pipe of its own): validation skipped so that
-			 * it composes the scaled copy, the work it would do
-			 * natively, the costlier case.
-			 */
-			vkms_set_skip_validation(b->debugfs, scaled);
-			if (timed_frame(b, scene[scaled], fb_wb.fb_id, &t))
-				return -EIO;
-			if (record(scaled ? "scaled" : "compose", setting(b, on), r, t, 0))
-				return -ENOMEM;
-		}
-	}
-	set_per_pipe(false);
-	vkms_set_skip_validation(b->debugfs, false);
-	return 0;
+	return compose_rounds(b, scene, fb_wb.fb_id, rounds);
 }
 
 int main(int argc, char **argv)

@@ -233,64 +233,63 @@ static void free_fbs(int fd, struct kms_fb *fbs)
 }
 
 /* Sets up one layout, commits it for real and reports where its layers went. */
-static int run_layout(struct client *c, const struct layout *l)
+/*
+ * A framebuffer per layer of @l and a libliftoff layer per layer but the
+ * cursor, which goes to the cursor plane (@cursor, @cursor_fb). Returns the
+ * number of layers, or -errno.
+ */
+static int create_layers(struct client *c, const struct layout *l,
+			 struct liftoff_layer *layers[MAX_LAYERS], struct kms_fb fbs[MAX_LAYERS],
+			 const struct layer_spec **cursor, struct kms_fb **cursor_fb)
 {
-	struct liftoff_layer *layers[MAX_LAYERS] = { 0 };
-	struct kms_fb fbs[MAX_LAYERS] = { 0 };
-	const struct layer_spec *cursor = NULL;
-	struct kms_fb *cursor_fb = NULL;
-	unsigned int n, planes = 0, composited = 0, lit_before;
 	uint32_t crtc_w = c->kms.mode.hdisplay, crtc_h = c->kms.mode.vdisplay;
-	uint32_t flags = 0;
-	char mode[32], pipes[32], on[ON_LEN] = "";
-	drmModeAtomicReqPtr req;
-	int fd = c->kms.fd, ret;
+	int n, ret;
 
 	for (n = 0; n < MAX_LAYERS && l->layers[n].name; n++) {
 		const struct layer_spec *s = &l->layers[n];
-		struct liftoff_layer *layer;
 
-		ret = kms_fb_create(fd, s->src_w, s->src_h, s->format, &fbs[n]);
+		ret = kms_fb_create(c->kms.fd, s->src_w, s->src_h, s->format, &fbs[n]);
 		if (ret) {
 			fprintf(stderr, "kms_liftoff: framebuffer: %s\n", strerror(-ret));
-			goto out;
+			return ret;
 		}
 		kms_fb_fill(&fbs[n], s->colour);
 		if (!strcmp(s->name, "cursor")) {
-			cursor = s;
-			cursor_fb = &fbs[n];
+			*cursor = s;
+			*cursor_fb = &fbs[n];
 			continue;
 		}
-		layer = liftoff_layer_create(c->output);
-		if (!layer) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		layers[n] = layer;
-		ret = set_layer(layer, fbs[n].fb_id, s->src_w, s->src_h, s->x, s->y,
+		layers[n] = liftoff_layer_create(c->output);
+		if (!layers[n])
+			return -ENOMEM;
+		ret = set_layer(layers[n], fbs[n].fb_id, s->src_w, s->src_h, s->x, s->y,
 				s->w ? s->w : crtc_w, s->h ? s->h : crtc_h, s->zpos);
 		if (ret) {
 			fprintf(stderr, "kms_liftoff: layer %s: %s\n", s->name, strerror(-ret));
-			goto out;
+			return ret;
 		}
 	}
+	return n;
+}
 
-	req = drmModeAtomicAlloc();
-	if (!req) {
-		ret = -ENOMEM;
-		goto out;
-	}
+/*
+ * The request libliftoff completes: the mode with the first commit, which
+ * libliftoff's test commits must carry too, and the cursor plane.
+ */
+static int build_request(struct client *c, drmModeAtomicReqPtr req, uint32_t *flags,
+			 const struct layer_spec *cursor, const struct kms_fb *cursor_fb)
+{
+	int fd = c->kms.fd, ret;
+
+	*flags = 0;
 	if (!c->modeset_done) {
-		/* The first commit lights the output up: libliftoff's test commits must carry it. */
-		flags = DRM_MODE_ATOMIC_ALLOW_MODESET;
+		*flags = DRM_MODE_ATOMIC_ALLOW_MODESET;
 		if (add_prop(fd, req, c->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID",
 			     c->kms.mode_blob_id) < 0 ||
 		    add_prop(fd, req, c->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1) < 0 ||
 		    add_prop(fd, req, c->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR,
-			     "CRTC_ID", c->kms.crtc_id) < 0) {
-			ret = -EINVAL;
-			goto free_req;
-		}
+			     "CRTC_ID", c->kms.crtc_id) < 0)
+			return -EINVAL;
 	}
 	if (cursor)
 		ret = kms_add_plane(fd, req, c->kms.cursor_id, c->kms.crtc_id, cursor_fb->fb_id,
@@ -301,23 +300,21 @@ static int run_layout(struct client *c, const struct layout *l)
 		      kms_add(fd, req, c->kms.cursor_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
 	if (ret < 0) {
 		fprintf(stderr, "kms_liftoff: cursor plane: %s\n", strerror(-ret));
-		goto free_req;
+		return ret;
 	}
-	ret = liftoff_output_apply(c->output, req, flags);
-	if (ret) {
-		fprintf(stderr, "kms_liftoff: liftoff_output_apply: %s\n", strerror(-ret));
-		goto free_req;
-	}
-	/*
-	 * What a compositor does next: draw the composited layers, then
-	 * commit. Blocking, so that vkms_cursor_state shows this state.
-	 */
-	lit_before = count_lit(c);
-	ret = drmModeAtomicCommit(fd, req, flags, NULL);
+	ret = liftoff_output_apply(c->output, req, *flags);
 	if (ret)
-		ret = -errno;
-	else
-		c->modeset_done = true;
+		fprintf(stderr, "kms_liftoff: liftoff_output_apply: %s\n", strerror(-ret));
+	return ret;
+}
+
+/* The layout's line: what the commit (@ret) put on which plane. */
+static void report_layout(struct client *c, const struct layout *l,
+			  struct liftoff_layer *layers[MAX_LAYERS], unsigned int n, int ret,
+			  unsigned int lit_before)
+{
+	unsigned int planes = 0, composited = 0;
+	char mode[32], pipes[32], on[ON_LEN] = "";
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct liftoff_plane *plane = layers[i] ? liftoff_layer_get_plane(layers[i]) : NULL;
@@ -341,6 +338,38 @@ static int run_layout(struct client *c, const struct layout *l)
 	       liftoff_layer_get_plane(c->composition) ? "used" : "unused", lit_before,
 	       count_lit(c), on[0] ? on : "-");
 	fflush(stdout);
+}
+
+static int run_layout(struct client *c, const struct layout *l)
+{
+	struct liftoff_layer *layers[MAX_LAYERS] = { 0 };
+	struct kms_fb fbs[MAX_LAYERS] = { 0 };
+	const struct layer_spec *cursor = NULL;
+	struct kms_fb *cursor_fb = NULL;
+	drmModeAtomicReqPtr req = NULL;
+	unsigned int lit_before;
+	uint32_t flags;
+	int fd = c->kms.fd, n, ret;
+
+	n = create_layers(c, l, layers, fbs, &cursor, &cursor_fb);
+	ret = n < 0 ? n : 0;
+	if (!ret) {
+		req = drmModeAtomicAlloc();
+		ret = req ? build_request(c, req, &flags, cursor, cursor_fb) : -ENOMEM;
+	}
+	if (!ret) {
+		/*
+		 * What a compositor does next: draw the composited layers, then
+		 * commit. Blocking, so that vkms_cursor_state shows this state.
+		 */
+		lit_before = count_lit(c);
+		ret = drmModeAtomicCommit(fd, req, flags, NULL);
+		if (ret)
+			ret = -errno;
+		else
+			c->modeset_done = true;
+		report_layout(c, l, layers, n, ret, lit_before);
+	}
 
 	/*
 	 * The new frame is up: the old one's buffers are on no plane any
@@ -354,9 +383,7 @@ static int run_layout(struct client *c, const struct layout *l)
 		memcpy(c->shown, fbs, sizeof(fbs));
 		memset(fbs, 0, sizeof(fbs));
 	}
-free_req:
 	drmModeAtomicFree(req);
-out:
 	/*
 	 * The layers go with their layout: the next request disables every
 	 * plane libliftoff may use before it places the next layers, so what
@@ -370,6 +397,104 @@ out:
 	return ret;
 }
 
+/*
+ * The vkms device for @c, atomic, with DRM_CLIENT_CAP_NO_LEGACY_CURSOR if
+ * @want_cap and the kernel has it. Returns the descriptor, or -1.
+ */
+static int open_device(struct client *c, bool want_cap)
+{
+	uint64_t zpos;
+	bool has_zpos;
+	int fd, ret;
+
+	fd = kms_open_driver("vkms");
+	if (fd < 0) {
+		fprintf(stderr, "kms_liftoff: no vkms device: %s\n", strerror(-fd));
+		return -1;
+	}
+	/* kms_probe() also creates the blob of the mode the first commit sets. */
+	if (kms_probe(&c->kms, fd) || !c->kms.primary_id || !c->kms.cursor_id) {
+		fprintf(stderr, "kms_liftoff: no CRTC with a connector, a primary and a cursor plane\n");
+		return -1;
+	}
+	ret = vkms_debugfs_dir(fd, c->debugfs, sizeof(c->debugfs));
+	if (ret) {
+		fprintf(stderr, "kms_liftoff: its debugfs directory: %s\n", strerror(-ret));
+		return -1;
+	}
+	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
+	if (ret) {
+		fprintf(stderr, "kms_liftoff: no atomic modesetting: %s\n", strerror(-ret));
+		return -1;
+	}
+	if (want_cap) {
+		/* The cap is new: an older kernel says EINVAL, and we carry on without it. */
+		ret = kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
+		if (!ret) {
+			c->cap = "set";
+		} else if (ret == -EINVAL) {
+			c->cap = "refused";
+			printf("# DRM_CLIENT_CAP_NO_LEGACY_CURSOR refused (EINVAL): going on without it\n");
+		} else {
+			fprintf(stderr, "kms_liftoff: DRM_CLIENT_CAP_NO_LEGACY_CURSOR: %s\n",
+				strerror(-ret));
+			return -1;
+		}
+	}
+	has_zpos = !kms_prop_value(fd, c->kms.primary_id, DRM_MODE_OBJECT_PLANE, "zpos", &zpos);
+	printf("# mode %ux%u, %u overlays, cursor plane %u, zpos %s\n", c->kms.mode.hdisplay,
+	       c->kms.mode.vdisplay, c->kms.overlay_count, c->kms.cursor_id, has_zpos ? "yes" : "no");
+
+	return fd;
+}
+
+/* libliftoff's device, planes, output and composition layer for @c. */
+static int setup_liftoff(struct client *c, int fd)
+{
+	int ret;
+
+	/* libliftoff owns the descriptor it is given; the cap belongs to the open file. */
+	c->dev = liftoff_device_create(dup(fd));
+	if (!c->dev || !liftoff_plane_create(c->dev, c->kms.primary_id)) {
+		fprintf(stderr, "kms_liftoff: libliftoff device setup failed\n");
+		return -1;
+	}
+	for (unsigned int i = 0; i < c->kms.overlay_count && i < LIFTOFF_OVERLAYS; i++) {
+		if (!liftoff_plane_create(c->dev, c->kms.overlay_ids[i])) {
+			fprintf(stderr, "kms_liftoff: overlay %u: libliftoff refused it\n",
+				c->kms.overlay_ids[i]);
+			return -1;
+		}
+	}
+	c->output = liftoff_output_create(c->dev, c->kms.crtc_id);
+	c->composition = c->output ? liftoff_layer_create(c->output) : NULL;
+	if (!c->composition ||
+	    kms_fb_create(fd, c->kms.mode.hdisplay, c->kms.mode.vdisplay, DRM_FORMAT_XRGB8888,
+			  &c->composition_fb)) {
+		fprintf(stderr, "kms_liftoff: libliftoff output setup failed\n");
+		return -1;
+	}
+	/* The compositor's own buffer: whatever gets no plane is drawn here. */
+	kms_fb_fill(&c->composition_fb, 0xff303860);
+	/*
+	 * The composition buffer takes the desktop's place: it is the desktop
+	 * with the composited layers drawn over it, so it shares the desktop's
+	 * zpos 0, under every other layer. Their order among themselves never
+	 * matters: libliftoff uses the composition layer only when some layer
+	 * is composited, and then composites the full-screen desktop under it
+	 * too, so the two are never on planes together.
+	 */
+	ret = set_layer(c->composition, c->composition_fb.fb_id, c->kms.mode.hdisplay,
+			c->kms.mode.vdisplay, 0, 0, c->kms.mode.hdisplay, c->kms.mode.vdisplay, 0);
+	if (ret) {
+		fprintf(stderr, "kms_liftoff: composition layer: %s\n", strerror(-ret));
+		return -1;
+	}
+	liftoff_output_set_composition_layer(c->output, c->composition);
+
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -380,9 +505,7 @@ int main(int argc, char **argv)
 	};
 	struct client c = { .cap = "off" };
 	bool want_cap = false;
-	uint64_t zpos;
-	bool has_zpos;
-	int fd, opt, ret, failed = 0;
+	int fd, opt, failed = 0;
 
 	while ((opt = getopt_long(argc, argv, "cCv", opts, NULL)) != -1) {
 		switch (opt) {
@@ -403,82 +526,9 @@ int main(int argc, char **argv)
 	liftoff_log_set_handler(log_handler);
 	liftoff_log_set_priority(verbose ? LIFTOFF_DEBUG : LIFTOFF_ERROR);
 
-	fd = kms_open_driver("vkms");
-	if (fd < 0) {
-		fprintf(stderr, "kms_liftoff: no vkms device: %s\n", strerror(-fd));
+	fd = open_device(&c, want_cap);
+	if (fd < 0 || setup_liftoff(&c, fd))
 		return 1;
-	}
-	/* kms_probe() also creates the blob of the mode the first commit sets. */
-	if (kms_probe(&c.kms, fd) || !c.kms.primary_id || !c.kms.cursor_id) {
-		fprintf(stderr, "kms_liftoff: no CRTC with a connector, a primary and a cursor plane\n");
-		return 1;
-	}
-	ret = vkms_debugfs_dir(fd, c.debugfs, sizeof(c.debugfs));
-	if (ret) {
-		fprintf(stderr, "kms_liftoff: its debugfs directory: %s\n", strerror(-ret));
-		return 1;
-	}
-	ret = kms_set_cap(fd, DRM_CLIENT_CAP_ATOMIC, 1);
-	if (ret) {
-		fprintf(stderr, "kms_liftoff: no atomic modesetting: %s\n", strerror(-ret));
-		return 1;
-	}
-	if (want_cap) {
-		/* The cap is new: an older kernel says EINVAL, and we carry on without it. */
-		ret = kms_set_cap(fd, DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1);
-		if (!ret) {
-			c.cap = "set";
-		} else if (ret == -EINVAL) {
-			c.cap = "refused";
-			printf("# DRM_CLIENT_CAP_NO_LEGACY_CURSOR refused (EINVAL): going on without it\n");
-		} else {
-			fprintf(stderr, "kms_liftoff: DRM_CLIENT_CAP_NO_LEGACY_CURSOR: %s\n",
-				strerror(-ret));
-			return 1;
-		}
-	}
-	has_zpos = !kms_prop_value(fd, c.kms.primary_id, DRM_MODE_OBJECT_PLANE, "zpos", &zpos);
-	printf("# mode %ux%u, %u overlays, cursor plane %u, zpos %s\n", c.kms.mode.hdisplay,
-	       c.kms.mode.vdisplay, c.kms.overlay_count, c.kms.cursor_id, has_zpos ? "yes" : "no");
-
-	/* libliftoff owns the descriptor it is given; the cap belongs to the open file. */
-	c.dev = liftoff_device_create(dup(fd));
-	if (!c.dev || !liftoff_plane_create(c.dev, c.kms.primary_id)) {
-		fprintf(stderr, "kms_liftoff: libliftoff device setup failed\n");
-		return 1;
-	}
-	for (unsigned int i = 0; i < c.kms.overlay_count && i < LIFTOFF_OVERLAYS; i++) {
-		if (!liftoff_plane_create(c.dev, c.kms.overlay_ids[i])) {
-			fprintf(stderr, "kms_liftoff: overlay %u: libliftoff refused it\n",
-				c.kms.overlay_ids[i]);
-			return 1;
-		}
-	}
-	c.output = liftoff_output_create(c.dev, c.kms.crtc_id);
-	c.composition = c.output ? liftoff_layer_create(c.output) : NULL;
-	if (!c.composition ||
-	    kms_fb_create(fd, c.kms.mode.hdisplay, c.kms.mode.vdisplay, DRM_FORMAT_XRGB8888,
-			  &c.composition_fb)) {
-		fprintf(stderr, "kms_liftoff: libliftoff output setup failed\n");
-		return 1;
-	}
-	/* The compositor's own buffer: whatever gets no plane is drawn here. */
-	kms_fb_fill(&c.composition_fb, 0xff303860);
-	/*
-	 * The composition buffer takes the desktop's place: it is the desktop
-	 * with the composited layers drawn over it, so it shares the desktop's
-	 * zpos 0, under every other layer. Their order among themselves never
-	 * matters: libliftoff uses the composition layer only when some layer
-	 * is composited, and then composites the full-screen desktop under it
-	 * too, so the two are never on planes together.
-	 */
-	ret = set_layer(c.composition, c.composition_fb.fb_id, c.kms.mode.hdisplay,
-			c.kms.mode.vdisplay, 0, 0, c.kms.mode.hdisplay, c.kms.mode.vdisplay, 0);
-	if (ret) {
-		fprintf(stderr, "kms_liftoff: composition layer: %s\n", strerror(-ret));
-		return 1;
-	}
-	liftoff_output_set_composition_layer(c.output, c.composition);
 
 	for (size_t i = 0; i < ARRAY_SIZE(layouts); i++)
 		if (run_layout(&c, &layouts[i]))
