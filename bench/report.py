@@ -164,7 +164,8 @@ def main():
     out.append("")
     out.append("Instructions per call (cursor figures) or per frame (composition), user and "
                "kernel, counted by QEMU's -icount on a single vCPU (one boot each; repeat "
-               "boots agreed to a few in 100,000), whatever the host does. What the code "
+               "boots agreed to 0.5 % or better, most figures to a few in 100,000), "
+               "whatever the host does. What the code "
                "costs; not the cache, branch or TCG translation effects a real CPU or the "
                "timed boots see. With sleep=off the clock jumps over idle time to the next "
                "timer: a frame that waited in between (it spans vblank to fence) would count "
