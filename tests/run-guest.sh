@@ -143,6 +143,11 @@ amdgpu_load() {
 			tap_skip "protect-legacy-cursor-$t" "this amdgpu has no protect_legacy_cursor"
 		done
 	fi
+	# Which tree has the parameter is known: only 6.1's series adds it.
+	case "$(uname -r)" in
+	6.1.*) tap_check "protect-legacy-cursor-as-the-tree-says" test -e $p ;;
+	*) tap_check "protect-legacy-cursor-as-the-tree-says" test ! -e $p ;;
+	esac
 	tap_check "unloads" rmmod amdgpu
 	if [ -e $p ]; then
 		tap_check "modprobe-with-protect-legacy-cursor" modprobe amdgpu protect_legacy_cursor=1
@@ -357,6 +362,28 @@ reload_then cap && run_program cap /tests/kms_no_legacy_cursor chrome
 
 # Per-plane cursors need overlays.
 reload_then crc enable_overlay=1 && run_program crc /tests/kms_crc_reopen
+
+# The series' vkms parameters, per tree: the suites below skip what a
+# kernel does not offer (6.1 has no amdgpu_cursor_rule), so a tree that
+# lost one must fail here rather than skip there.
+vkms_params() {
+	tap_start
+	case "$(uname -r)" in
+	6.12*) vp_want="per_plane_cursor protect_legacy_cursor hw_pipes amdgpu_cursor_rule" vp_none= ;;
+	6.1.*) vp_want="per_plane_cursor protect_legacy_cursor hw_pipes" vp_none=amdgpu_cursor_rule ;;
+	*) vp_want= vp_none= ;;
+	esac
+	tap_diag "kernel $(uname -r)"
+	tap_check "known-tree" test -n "$vp_want"
+	for vp in $vp_want; do
+		tap_check "has@$(tap_label "$vp")" test -e "$VKMS_PARAMS/$vp"
+	done
+	for vp in $vp_none; do
+		tap_check "lacks@$(tap_label "$vp")" test ! -e "$VKMS_PARAMS/$vp"
+	done
+	tap_done
+}
+suite vkms-params vkms_params
 
 # Allocation failures injected into every operation the series touches,
 # then a kmemleak scan (debug configuration: FAILSLAB, fail-nth, kmemleak).
