@@ -123,16 +123,28 @@ void tap_diag(const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *tap_name(const char *fmt, ...)
+void tap_json_begin(void)
 {
-	static char buf[TAP_NAMES][128];
-	static unsigned int next;
-	char *name = buf[next++ % TAP_NAMES];
+	printf("  ---\n  ");
+}
+
+void tap_json_end(void)
+{
+	printf("\n  ...\n");
+	fflush(stdout);
+}
+
+struct tap_name tap_name_fmt(const char *fmt, ...)
+{
+	struct tap_name name;
 	va_list ap;
+	int len;
 
 	va_start(ap, fmt);
-	vsnprintf(name, sizeof(buf[0]), fmt, ap);
+	len = vsnprintf(name.s, sizeof(name.s), fmt, ap);
 	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(name.s))
+		name.s[sizeof(name.s) - 2] = '?';
 	return name;
 }
 

@@ -41,11 +41,24 @@ void tap_skip(const char *name, const char *reason_fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
- * A name built from stable labels ("probe@%s"); valid until TAP_NAMES
- * more calls.
+ * Data for the host under the test just reported: TAP 13's YAML block,
+ * holding one line of JSON (YAML's flow style) that the caller prints
+ * between the two calls.
  */
-#define TAP_NAMES 8
-const char *tap_name(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tap_json_begin(void);
+void tap_json_end(void);
+/* A test name built from stable labels ("probe@%s"). */
+struct tap_name {
+	char s[128];
+};
+struct tap_name tap_name_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The name as a string for the call around it: it lives until the end of
+ * that full expression (C11's temporary lifetime). To keep a name longer,
+ * keep the struct tap_name. A name too long for it ends in '?', which
+ * fails the test that carries it rather than merging two names.
+ */
+#define tap_name(...) (tap_name_fmt(__VA_ARGS__).s)
 /* Prints the plan; the exit status for main(): non-zero if a test failed. */
 int tap_done(void);
 

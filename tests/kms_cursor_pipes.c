@@ -393,24 +393,24 @@ static int rule_commit(const struct rule_case *c, const struct scene *s, enum po
 #define RULE_CASE_TESTS 3
 
 /* The names of the tests of @c, the same whether they run or are skipped. */
-static void rule_case_names(const struct rule_case *c, const char *name[RULE_CASE_TESTS])
+static void rule_case_names(const struct rule_case *c, struct tap_name name[RULE_CASE_TESTS])
 {
 	if (c->amdgpu == REF) {
-		name[0] = tap_name("amdgpu-refused@%s", c->label);
-		name[1] = tap_name("amdgpu-refusal-says-why@%s", c->label);
+		name[0] = tap_name_fmt("amdgpu-refused@%s", c->label);
+		name[1] = tap_name_fmt("amdgpu-refusal-says-why@%s", c->label);
 	} else {
-		name[0] = tap_name("amdgpu-accepted-in-its-mode@%s", c->label);
-		name[1] = tap_name("amdgpu-shown-%s@%s", c->amdgpu_right ? "right" : "wrong",
-				   c->label);
+		name[0] = tap_name_fmt("amdgpu-accepted-in-its-mode@%s", c->label);
+		name[1] = tap_name_fmt("amdgpu-shown-%s@%s", c->amdgpu_right ? "right" : "wrong",
+				       c->label);
 	}
-	name[2] = tap_name("no-legacy-cursor-shown-ideal@%s", c->label);
+	name[2] = tap_name_fmt("no-legacy-cursor-shown-ideal@%s", c->label);
 }
 
 /* Runs the tests of @c; true if amdgpu's rule accepted it and showed it wrong. */
 static bool rule_case_run(const struct rule_case *c)
 {
 	struct cursor_state cs = { .mode = CURSOR_MODES };
-	const char *name[RULE_CASE_TESTS];
+	struct tap_name name[RULE_CASE_TESTS];
 	struct scene s;
 	bool wrong = false;
 	long diff;
@@ -422,22 +422,22 @@ static bool rule_case_run(const struct rule_case *c)
 
 	ret = rule_commit(c, &s, AMDGPU_RULE);
 	if (c->amdgpu == REF) {
-		ret_ok(name[0], ret, -EINVAL);
+		ret_ok(name[0].s, ret, -EINVAL);
 		ret = commit_raw(&s, AMDGPU_RULE, DRM_MODE_ATOMIC_TEST_ONLY);
 		tap_okf(ret == -EINVAL && kmsg_seen("per-plane cursor: amdgpu rule:", NULL),
-			name[1], "returned %s", strerror(-ret));
+			name[1].s, "returned %s", strerror(-ret));
 	} else {
 		diff = ret ? -1 : displayed_diff(&cs);
-		tap_okf(ret == 0 && cs.mode == c->amdgpu, name[0],
+		tap_okf(ret == 0 && cs.mode == c->amdgpu, name[0].s,
 			"want cursor %s: returned %s, cursor %s", cursor_mode_name(c->amdgpu),
 			strerror(-ret), cursor_mode_name(cs.mode));
-		tap_okf(ret == 0 && (diff == 0) == c->amdgpu_right, name[1],
+		tap_okf(ret == 0 && (diff == 0) == c->amdgpu_right, name[1].s,
 			"%ld pixels differ", diff);
 		wrong = ret == 0 && diff != 0;
 	}
 
 	ret = rule_commit(c, &s, NO_LEGACY);
-	look_ok(name[2], ret, c->cap);
+	look_ok(name[2].s, ret, c->cap);
 	return wrong;
 }
 
@@ -448,11 +448,11 @@ static void test_amdgpu_rule(char **argv)
 	(void)argv;
 	if (!have_amdgpu_rule()) {
 		for (size_t i = 0; i < ARRAY_SIZE(rule_cases); i++) {
-			const char *name[RULE_CASE_TESTS];
+			struct tap_name name[RULE_CASE_TESTS];
 
 			rule_case_names(&rule_cases[i], name);
 			for (int k = 0; k < RULE_CASE_TESTS; k++)
-				tap_skip(name[k], "the kernel has no vkms.amdgpu_cursor_rule");
+				tap_skip(name[k].s, "the kernel has no vkms.amdgpu_cursor_rule");
 		}
 		tap_skip("refusals-logged", "the kernel has no vkms.amdgpu_cursor_rule");
 		return;

@@ -33,6 +33,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -939,9 +940,9 @@ static bool sweep(const struct op *op, struct result *r)
 	return nth <= max_points;
 }
 
-static const char *check_name(enum check check, const struct op *op)
+static struct tap_name check_name(enum check check, const struct op *op)
 {
-	return tap_name("%s@%s", check_names[check], op->name);
+	return tap_name_fmt("%s@%s", check_names[check], op->name);
 }
 
 /* Every check of @op failed, or skipped with @skip, for @why. */
@@ -949,9 +950,9 @@ static void report_not_run(const struct op *op, bool skip, const char *why)
 {
 	for (int i = 0; i < CHECKS_PER_OP; i++) {
 		if (skip)
-			tap_skip(check_name(i, op), "%s", why);
+			tap_skip(check_name(i, op).s, "%s", why);
 		else
-			tap_okf(false, check_name(i, op), "%s", why);
+			tap_okf(false, check_name(i, op).s, "%s", why);
 	}
 }
 
@@ -990,20 +991,20 @@ static void run_op(const struct op *op)
 	 * reached the operation's own allocations.
 	 */
 	tap_okf(r.points > 0 && (r.failed_calls > 0 || op->cannot_fail) && ended,
-		check_name(CHECK_REACHED, op), "%u points, %u calls failed, %s",
+		check_name(CHECK_REACHED, op).s, "%u points, %u calls failed, %s",
 		r.points, r.failed_calls, ended ? "ran clean at last" : "never ran clean");
-	tap_okf(!r.bad_errno, check_name(CHECK_ENOMEM, op), "%u failed otherwise%s%s",
+	tap_okf(!r.bad_errno, check_name(CHECK_ENOMEM, op).s, "%u failed otherwise%s%s",
 		r.bad_errno, r.bad_errno ? ", first with " : "",
 		r.bad_errno ? strerror(-r.first_bad_errno) : "");
-	tap_okf(!r.splats, check_name(CHECK_NO_REPORT, op), "%u runs with a kernel report",
+	tap_okf(!r.splats, check_name(CHECK_NO_REPORT, op).s, "%u runs with a kernel report",
 		r.splats);
 	/* A failed call changed nothing, a successful one left the undisturbed state. */
 	tap_okf(!r.state_changed && !r.wrong_state && !r.prepare_drift,
-		check_name(CHECK_STATE, op),
+		check_name(CHECK_STATE, op).s,
 		"%u failed calls changed the state, %u runs left another, %u preparations drifted",
 		r.state_changed, r.wrong_state, r.prepare_drift);
-	tap_okf(!r.wrong_frame, check_name(CHECK_FRAME, op), "%u frames differ", r.wrong_frame);
-	tap_okf(!r.next_commit_failed, check_name(CHECK_NEXT_COMMIT, op),
+	tap_okf(!r.wrong_frame, check_name(CHECK_FRAME, op).s, "%u frames differ", r.wrong_frame);
+	tap_okf(!r.next_commit_failed, check_name(CHECK_NEXT_COMMIT, op).s,
 		"%u ordinary commits failed", r.next_commit_failed);
 	total_points += r.points;
 	total_failed_calls += r.failed_calls;
@@ -1134,14 +1135,8 @@ static void teardown(void)
 
 static void inject(char **argv)
 {
-	char *end;
-
-	sweeps = strtoul(argv[0], &end, 10);
-	if (*end || !sweeps) {
-		tap_diag("SWEEPS must be a positive count, not \"%s\"", argv[0]);
-		teardown();
-		exit(2);
-	}
+	/* tap_main() took only a count from 1. */
+	sweeps = strtoul(argv[0], NULL, 10);
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
 		if (only && !strstr(ops[i].name, only))
 			report_not_run(&ops[i], true, "not selected");
@@ -1171,9 +1166,18 @@ static const struct tap_subtest subtests[] = {
 static int take_options(int argc, char **argv)
 {
 	for (int i = 1; i + 1 < argc; i++) {
-		if (strcmp(argv[i], "--max-points") == 0)
-			max_points = strtoul(argv[i + 1], NULL, 0);
-		else if (strcmp(argv[i], "--only") == 0)
+		unsigned long n;
+		char *end;
+
+		if (strcmp(argv[i], "--max-points") == 0) {
+			n = strtoul(argv[i + 1], &end, 10);
+			max_points = n;
+			if (*end || argv[i + 1] == end || !n || n > INT_MAX) {
+				fprintf(stderr, "kms_fault: --max-points takes a count from 1, not \"%s\"\n",
+					argv[i + 1]);
+				exit(2);
+			}
+		} else if (strcmp(argv[i], "--only") == 0)
 			only = argv[i + 1];
 		else
 			continue;

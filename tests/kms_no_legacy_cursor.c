@@ -285,9 +285,9 @@ static bool legacy_allowed(struct ctx *c, const struct legacy_op *op, int *err)
  * "@when-legacy-allowed@op": the legacy call worked, was not refused, and
  * its commit was not marked. @when is a stable label of the file's state.
  */
-static const char *allowed_name(const char *when, const struct legacy_op *op)
+static struct tap_name allowed_name(const char *when, const struct legacy_op *op)
 {
-	return tap_name("%s-legacy-allowed@%s", when, op->name);
+	return tap_name_fmt("%s-legacy-allowed@%s", when, op->name);
 }
 
 static void check_ops_allowed(struct ctx *c, const struct legacy_op *ops, size_t n,
@@ -297,7 +297,7 @@ static void check_ops_allowed(struct ctx *c, const struct legacy_op *ops, size_t
 		int err;
 		bool ok = legacy_allowed(c, &ops[i], &err);
 
-		tap_okf(ok, allowed_name(when, &ops[i]), "%s", strerror(-err));
+		tap_okf(ok, allowed_name(when, &ops[i]).s, "%s", strerror(-err));
 	}
 }
 
@@ -311,9 +311,9 @@ static void check_legacy_allowed(struct ctx *c, const char *when)
 static void fail_legacy_allowed(const char *when, const char *why)
 {
 	for (size_t i = 0; i < N_REFUSED; i++)
-		tap_okf(false, allowed_name(when, &refused_ops[i]), "not run: %s", why);
+		tap_okf(false, allowed_name(when, &refused_ops[i]).s, "not run: %s", why);
 	for (size_t i = 0; i < N_ACCEPTED; i++)
-		tap_okf(false, allowed_name(when, &accepted_ops[i]), "not run: %s", why);
+		tap_okf(false, allowed_name(when, &accepted_ops[i]).s, "not run: %s", why);
 }
 
 /* One TEST_ONLY commit; reports whether it was checked with the mark. */
