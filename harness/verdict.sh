@@ -71,7 +71,12 @@ for out in "$@"; do
 	}
 	{ sub(/\r$/, "") }	# the serial line adds carriage returns
 	/^## suite / { close_suite("0"); suite = $3; kunit = (suite ~ /^kunit(-i386)?:/);
-		       plan = ""; plan_skip = 0; seen = 0; failed = 0; next }
+		       plan = ""; plan_skip = 0; seen = 0; failed = 0
+		       # Suites are named like tests (lib/tap.h), parts joined by
+		       # ":"; a KUnit suite keeps the name the kernel gave it.
+		       if (!kunit && suite !~ /^[a-z0-9]+([-:@][a-z0-9]+)*$/)
+			       report("FAIL", suite ": not a kebab-case suite name")
+		       next }
 	/^## exit / { close_suite($4); next }
 	/^## done/ { done = 1; next }
 	suite == "" { next }
@@ -108,11 +113,11 @@ for out in "$@"; do
 	[ "$guest" = 1 ] || continue
 	# The amd guest of either tree must have compared the cursor helper
 	# with DC's own cursor code (amdgpu_dm_cursor_dc, checked by the guest
-	# suite amdgpu_cursor_dc): a guest that never ran that suite fails.
+	# suite amdgpu-cursor-dc): a guest that never ran that suite fails.
 	case "$cfg" in
 	6.12/amd|6.1/amd)
-		grep -Eq "^(PASS|FAIL) $cfg/amdgpu_cursor_dc: " "$tmp" ||
-			echo "FAIL $cfg/amdgpu_cursor_dc: the cursor helper was compared with DC's cursor code (suite missing)" >> "$tmp"
+		grep -Eq "^(PASS|FAIL) $cfg/amdgpu-cursor-dc: " "$tmp" ||
+			echo "FAIL $cfg/amdgpu-cursor-dc: the cursor helper was compared with DC's cursor code (suite missing)" >> "$tmp"
 		;;
 	esac
 	if [ -f "$out/timeout" ]; then

@@ -87,12 +87,6 @@ mt_atomic_end() {
 	sed 's/^/# atomic client: /' /tmp/mt-atomic.log
 }
 
-# The cursor state vkms reports: "MODE PIPES" ("dedicated 3").
-mt_state() {
-	awk '/^mode:/ { m = $2 } /^pipes:/ { p = $2 } END { print m, p }' \
-		"$VKMS_DEBUGFS"/vkms_cursor_state
-}
-
 # mt_policy PROTECT: the label of a protect_legacy_cursor value.
 mt_policy() {
 	if [ "$1" = 1 ]; then echo guarded; else echo unguarded; fi
@@ -152,7 +146,7 @@ mt_layout() {
 	mt_params "$per_plane" "$protect"
 	mt_atomic "$@"
 	tap_check "atomic-commit-accepted@$name" test $mt_atomic_ok = 1
-	state=$(mt_state)
+	state=$(vkms_cursor_state)
 	tap_check "cursor-mode-and-pipes@$name" test "$state" = "$mode $pipes"
 	tap_diag "$name: cursor mode and pipes in use: $state (wanted: $mode $pipes)"
 	mt_judge "$name" --name "$name" --expect-mode "$mode" --expect-refused "$refused" \
@@ -285,7 +279,7 @@ mt_drm_info() {
 }
 
 mt_t0=$(cut -d' ' -f1 /proc/uptime)
-suite "clients:drm_info" mt_drm_info
+suite clients:drm-info mt_drm_info
 suite "clients:modetest:dedicated:guarded" mt_dedicated 1
 # Under KASAN and lockdep one judged layout and the refusal are enough to
 # run the clients' paths through the checkers; the others cost minutes there.

@@ -166,7 +166,7 @@ amdgpu_load() {
 amdgpu_kunit() {
 	modprobe amdgpu || { echo "## suite kunit:amdgpu"; echo "## exit kunit:amdgpu 1"; return; }
 	kunit_results
-	suite amdgpu_cursor_dc amdgpu_cursor_dc
+	suite amdgpu-cursor-dc amdgpu_cursor_dc
 	rmmod amdgpu
 }
 
@@ -346,6 +346,20 @@ run_program() {
 		run_listed "$rp_prefix" "$rp_prog" "$rp_name" "$rp_params" "$rp_chrome" < /dev/null
 	done < "$rp_list"
 }
+
+# Every row of SIZES sizes a subtest that a guest program lists: a subtest
+# renamed or removed takes its row along instead of leaving it stale.
+sizes_rows_listed() {
+	tap_start
+	for sr_prog in /tests/kms_*; do
+		"$sr_prog" --list
+	done 2> /dev/null | cut -d' ' -f1 > /tmp/subtests.list
+	for sr_row in $(printf '%s\n' "$SIZES" | sed -n 's/^\([a-z][a-z0-9-]*\) *|.*/\1/p'); do
+		tap_check "row-names-a-subtest@$sr_row" grep -qx "$sr_row" /tmp/subtests.list
+	done
+	tap_done
+}
+suite sizes-table sizes_rows_listed
 
 # reload_then PREFIX PARAMS...: vkms reloaded for the program of PREFIX;
 # when that fails, the failure is a suite of its own and the program does

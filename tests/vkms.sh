@@ -23,6 +23,15 @@ vkms_debugfs() {
 	return 1
 }
 
+# vkms_cursor_state: "MODE PIPES" ("dedicated 3"), the cursor mode and the
+# pipes in use of the state vkms last committed; fails if its debugfs file
+# lacks either. lib/vkms.c reads the whole file for the C programs.
+vkms_cursor_state() {
+	vkms_dir=$(vkms_debugfs) || return 1
+	awk '$1 == "mode:" { m = $2 } $1 == "pipes:" { p = $2 }
+		END { if (m == "" || p == "") exit 1; print m, p }' "$vkms_dir/vkms_cursor_state"
+}
+
 # vkms_set PER_PLANE PROTECT HW_PIPES [AMDGPU_RULE]: the emulation's
 # parameters (0 or 1, a count), which vkms reads at every atomic_check.
 # Read back, as a write of a bad value may be refused and leave the old

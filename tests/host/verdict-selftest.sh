@@ -111,7 +111,11 @@ expect 0 exit-line-with-seconds-passes \
 	'## suite s\n1..1\nok 1 - a\n## exit s 0 12.5\n## done\n' "$log"
 expect 1 nonzero-exit-with-seconds-fails \
 	'## suite s\n1..1\nok 1 - a\n## exit s 1 12.5\n## done\n' "$log"
-dc='## suite amdgpu_cursor_dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee\n## exit amdgpu_cursor_dc 0\n'
+expect 1 snake-case-suite-name-fails \
+	'## suite clients:drm_info\nok 1 - a\n1..1\n## exit clients:drm_info 0\n## done\n' "$log"
+expect 0 kebab-suite-name-in-parts-passes \
+	'## suite cursor:sweep@chrome\nok 1 - a\n1..1\n## exit cursor:sweep@chrome 0\n## done\n' "$log"
+dc='## suite amdgpu-cursor-dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee\n## exit amdgpu-cursor-dc 0\n'
 expect_cfg 1 amd-without-dc-comparison-fails@6-12 \
 	"a/6.12/results/amd" "$good" "$log"
 expect_cfg 0 amd-with-dc-comparison-passes@6-12 "b/6.12/results/amd" "$dc$good" "$log"
