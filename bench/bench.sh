@@ -20,31 +20,30 @@ pairs=${BENCH_PAIRS:-3}
 out=$BUILD/bench
 runs=$out/runs
 
-# Boots P1 U1 P2 U2 ...: each one's records (kernel boot figure setting
-# round seconds) in runs/raw, its TSC rate in runs/clocks.
+# boot_cost CONFIG DIR [icount]: one boot running kms_cost, counting
+# instructions with "icount"; its TAP in DIR/cost.
+boot_cost() {
+	BOOT_ICOUNT=${3:+1} "$REPO/harness/boot.sh" "$1" bench "$2" > "$2.console" 2>&1 ||
+		die "boot $(basename "$2") failed: see $2.console"
+	# A serial line: CR LF.
+	tr -d '\r' < "$2/results.tap" > "$2/cost"
+	grep -qx '## kms_cost exit 0' "$2/cost" ||
+		die "kms_cost failed in boot $(basename "$2"): see $2/cost"
+	grep '^# writeback frame lost' "$2/cost" | sed "s/^# /[$(basename "$2")] /" >&2 || true
+}
+
+# Boots P1 U1 P2 U2 ..., then iP and iU: each one's kms_cost output in
+# runs/<boot>/cost, read by report.py.
 boot_all() {
 	rm -rf "$runs"
 	mkdir -p "$runs"
-	: > "$runs/clocks"
-	: > "$runs/raw"
 	t0=$(date +%s)
 	i=1
 	while [ "$i" -le "$pairs" ]; do
 		for k in P U; do
 			case $k in P) cfg=base ;; U) cfg=pristine ;; esac
-			dir=$runs/$k$i
 			say "boot $k$i ($cfg)"
-			"$REPO/harness/boot.sh" "$cfg" bench "$dir" > "$dir.console" 2>&1 ||
-				die "boot $k$i failed: see $dir.console"
-			# A serial line: CR LF.
-			tr -d '\r' < "$dir/results.tap" > "$dir/cost"
-			grep -qx '## kms_cost exit 0' "$dir/cost" ||
-				die "kms_cost failed in boot $k$i: see $dir.console"
-			grep '^# writeback frame lost' "$dir/cost" | sed "s/^# /[$k$i] /" >&2 || true
-			sed -n "s/^# fine clock: \([0-9]*\) ticks per second$/$k $i \1/p" \
-				"$dir/cost" >> "$runs/clocks"
-			awk -v k="$k" -v i="$i" '$1 == "R" { print k, i, $2, $3, $4, $5 }' \
-				"$dir/cost" >> "$runs/raw"
+			boot_cost "$cfg" "$runs/$k$i"
 		done
 		i=$((i + 1))
 	done
@@ -53,11 +52,7 @@ boot_all() {
 	for k in P U; do
 		case $k in P) cfg=base ;; U) cfg=pristine ;; esac
 		say "boot i$k ($cfg, -icount)"
-		BOOT_ICOUNT=1 "$REPO/harness/boot.sh" "$cfg" bench "$runs/i$k" > "$runs/i$k.console" 2>&1 ||
-			die "boot i$k failed: see $runs/i$k.console"
-		tr -d '\r' < "$runs/i$k/results.tap" > "$runs/i$k/cost"
-		grep -qx '## kms_cost exit 0' "$runs/i$k/cost" ||
-			die "kms_cost failed in boot i$k: see $runs/i$k.console"
+		boot_cost "$cfg" "$runs/i$k" icount
 	done
 }
 
@@ -72,7 +67,7 @@ if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	say "kernels and initramfs ready at $(elapsed) s"
 	boot_all
 fi
-[ -s "$runs/raw" ] || die "no figures in $runs"
+[ -f "$runs/P1/cost" ] || die "no figures in $runs"
 
 python3 "$REPO/bench/report.py" "$runs" "$(kernel_release base)" "$(kernel_release pristine)" \
 	> "$out/report.md"

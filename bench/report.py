@@ -3,15 +3,17 @@
 
 usage: report.py RUNS P_RELEASE U_RELEASE
 
-RUNS holds what bench.sh collected: "raw" (one line per batch or frame of
-the timed boots: kernel boot figure setting round seconds), "clocks"
-(kernel boot ticks-per-second of each boot's TSC), "boots.seconds", each
-boot's kms_cost output in <kernel><boot>/cost, and the two instruction
-counting boots in iP/cost and iU/cost (QEMU -icount, one virtual
-nanosecond per instruction: their "seconds" are instructions / 1e9).
+RUNS holds what bench.sh collected: each boot's kms_cost output (TAP) in
+<kernel><boot>/cost, kernel P or U, boot 1, 2, ..., and the two instruction
+counting boots in iP/cost and iU/cost (QEMU -icount, one virtual nanosecond
+per instruction: their "seconds" are instructions / 1e9), and
+"boots.seconds". kms_cost's records are the JSON object in the YAML block
+of its test "figures-recorded": the fine clock's rate (the TSC, ticks per
+second of the boot's own clock) and [figure, setting, round, seconds].
 Prints the report (Markdown) on stdout.
 """
 import datetime
+import json
 import os
 import pathlib
 import statistics
@@ -37,26 +39,41 @@ ROWS = [
 ]
 
 
-def read_clocks(runs):
-    return {(k, int(b)): int(hz) for k, b, hz in
-            (line.split() for line in (runs / "clocks").read_text().splitlines())}
+def read_boot(path):
+    """(tick_hz, [(figure, setting, seconds)]) of one boot's kms_cost TAP.
+
+    The YAML block under "ok N - figures-recorded" holds one line of JSON;
+    a boot whose figures failed has no such test and is refused.
+    """
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("ok ") and line.endswith(" - figures-recorded"):
+            if lines[i + 1:i + 2] != ["  ---"] or lines[i + 3:i + 4] != ["  ..."]:
+                break
+            data = json.loads(lines[i + 2])
+            return data["tick_hz"], [(f, s, sec) for f, s, _round, sec in data["records"]]
+    sys.exit(f"report.py: {path}: no figures-recorded test with its records")
 
 
-def read_records(runs, clocks):
-    """{(kernel, figure, setting): {boot: [seconds]}}, in the reference clock.
+def read_records(runs):
+    """{(kernel, figure, setting): {boot: [seconds]}} in the reference clock,
+    and {(kernel, boot): tick_hz}.
 
     Each boot measured its TSC's rate (the host's, under TCG) against its own
     clock, which loses jiffies when QEMU's vCPUs are starved: the lowest rate
     is the least distorted, and every boot's seconds are converted to it.
     """
+    boots = {}
+    for d in sorted(runs.iterdir()):
+        if d.is_dir() and d.name[0] in "PU" and d.name[1:].isdigit():
+            boots[(d.name[0], int(d.name[1:]))] = read_boot(d / "cost")
+    clocks = {kb: hz for kb, (hz, _) in boots.items()}
     ref = min(clocks.values())
     recs = {}
-    for line in (runs / "raw").read_text().splitlines():
-        k, b, fig, setting, _round, sec = line.split()
-        b = int(b)
-        recs.setdefault((k, fig, setting), {}).setdefault(b, []).append(
-            float(sec) * clocks[(k, b)] / ref)
-    return recs
+    for (k, b), (hz, records) in boots.items():
+        for fig, setting, sec in records:
+            recs.setdefault((k, fig, setting), {}).setdefault(b, []).append(sec * hz / ref)
+    return recs, clocks
 
 
 def series(spec):
@@ -112,10 +129,8 @@ def read_icount(path):
     counts = {}
     if not path.exists():
         return counts
-    for line in path.read_text().splitlines():
-        f = line.split()
-        if len(f) == 5 and f[0] == "R":
-            counts.setdefault((f[1], f[2]), []).append(float(f[4]) * 1e9)
+    for fig, setting, sec in read_boot(path)[1]:
+        counts.setdefault((fig, setting), []).append(sec * 1e9)
     return counts
 
 
@@ -133,8 +148,7 @@ def icount_row(ip, iu, emulation, label, num, den, target):
 
 def main():
     runs, p_rel, u_rel = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-    clocks = read_clocks(runs)
-    recs = read_records(runs, clocks)
+    recs, clocks = read_records(runs)
     pairs = max(b for _, b in clocks)
     ref = min(clocks.values())
     drift = max(100 * (hz / ref - 1) for hz in clocks.values())

@@ -24,13 +24,15 @@
  * steps are a percent of a frame, the same on both kernels.
  * On the patched kernel every round times each figure with
  * vkms.per_plane_cursor off and on, which goes first alternating between
- * rounds; a first round warms up and is not recorded. Output: one line
- * per batch or frame, "R <figure> <setting> <round> <seconds per call>",
- * setting off, on or "-" (unpatched), for the host to aggregate over
- * boots. Lines starting with "#" are comments.
+ * rounds; a first round warms up and is not recorded. Output: TAP, the
+ * records in the YAML block of its last test ("figures-recorded"), as one
+ * JSON object: the fine clock's rate and, per batch or frame, [figure,
+ * setting, round, seconds per call], setting off, on or "-" (unpatched),
+ * for the host to aggregate over boots (bench/report.py).
+ *
+ * usage: kms_cost figures ROUNDS CALLS FRAMES
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,7 @@
 #include <sys/ioctl.h>
 
 #include "bench_util.h"
+#include "tap.h"
 
 #ifndef DRM_CLIENT_CAP_NO_LEGACY_CURSOR
 #error "needs the patched uapi headers (DRM_CLIENT_CAP_NO_LEGACY_CURSOR)"
@@ -248,8 +251,8 @@ static int cursor_batch(struct bench *b, drmModeAtomicReqPtr req, int pos, int c
 			fail = drmModeMoveCursor(b->fd, k->crtc_id, x, y);
 		}
 		if (fail) {
-			fprintf(stderr, "kms_cost: %s, cursor at %d,%d: %s\n",
-				req ? "TEST_ONLY" : "legacy move", x, y, strerror(errno));
+			tap_diag("%s, cursor at %d,%d: %s", req ? "TEST_ONLY" : "legacy move", x, y,
+				 strerror(errno));
 			return -EIO;
 		}
 	}
@@ -297,11 +300,10 @@ static int cursor_figures(struct bench *b, int rounds, int calls)
 	set_per_pipe(false);
 	ret = ret ? ret : kms_commit(b->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET);
 	if (ret) {
-		fprintf(stderr, "kms_cost: cursor scene modeset: %s\n", strerror(-ret));
+		tap_diag("cursor scene modeset: %s", strerror(-ret));
 		return ret;
 	}
-	printf("# cursor figures: %dx%d, %d rounds of batches of %d calls\n", w, h, rounds,
-	       calls);
+	tap_diag("cursor figures: %dx%d, %d rounds of batches of %d calls", w, h, rounds, calls);
 
 	/* Round -1 warms up (page tables, caches) and is not recorded. */
 	for (int r = -1; r < rounds; r++) {
@@ -373,7 +375,7 @@ static double frame(struct bench *b, drmModeAtomicReqPtr req, uint32_t wb_fb)
 		      -errno : 0;
 	drmModeAtomicSetCursor(req, pos);
 	if (ret || fence < 0) {
-		fprintf(stderr, "kms_cost: writeback commit: %s\n", strerror(-ret));
+		tap_diag("writeback commit: %s", strerror(-ret));
 		return -1;
 	}
 	pfd = (struct pollfd) { .fd = b->fd, .events = POLLIN };
@@ -411,7 +413,7 @@ static int timed_frame(struct bench *b, drmModeAtomicReqPtr req, uint32_t wb_fb,
 		usleep(2 * (bench_now() - t0) * 1e6 + 30000);
 		if (*t > 0)
 			return 0;
-		printf("# writeback frame lost, retried\n");
+		tap_diag("writeback frame lost, retried");
 	}
 	return -EIO;
 }
@@ -480,7 +482,7 @@ static int compose_figures(struct bench *b, int rounds)
 	int ret = 0;
 
 	if (!b->wb || !find_mode(b->fd, k->connector_id, FRAME_W, FRAME_H, &mode)) {
-		fprintf(stderr, "kms_cost: needs writeback and a %dx%d mode\n", FRAME_W, FRAME_H);
+		tap_diag("needs writeback and a %dx%d mode", FRAME_W, FRAME_H);
 		return -ENODEV;
 	}
 	if (!setup || drmModeCreatePropertyBlob(b->fd, &mode, sizeof(mode), &blob) ||
@@ -511,7 +513,7 @@ static int compose_figures(struct bench *b, int rounds)
 	ret = ret ? ret : kms_commit(b->fd, setup, DRM_MODE_ATOMIC_ALLOW_MODESET);
 	drmModeAtomicFree(setup);
 	if (ret) {
-		fprintf(stderr, "kms_cost: %dx%d modeset: %s\n", FRAME_W, FRAME_H, strerror(-ret));
+		tap_diag("%dx%d modeset: %s", FRAME_W, FRAME_H, strerror(-ret));
 		return ret;
 	}
 
@@ -540,74 +542,94 @@ static int compose_figures(struct bench *b, int rounds)
 	}
 	if (ret)
 		return -ENOMEM;
-	printf("# composition: %dx%d, %d rounds of one frame per case\n", FRAME_W, FRAME_H,
-	       rounds);
+	tap_diag("composition: %dx%d, %d rounds of one frame per case", FRAME_W, FRAME_H, rounds);
 	return compose_rounds(b, scene, fb_wb.fb_id, rounds);
 }
 
-int main(int argc, char **argv)
+/* The device, its planes and properties; 0 or a negative errno. */
+static int bench_open(struct bench *b)
 {
-	int rounds = 10, calls = 500, frames = 6, opt;
-	struct bench b = { 0 };
-	double hz;
-
-	while ((opt = getopt(argc, argv, "r:n:f:")) != -1) {
-		switch (opt) {
-		case 'r': rounds = atoi(optarg); break;
-		case 'n': calls = atoi(optarg); break;
-		case 'f': frames = atoi(optarg); break;
-		default:
-			fprintf(stderr, "usage: kms_cost [-r rounds] [-n calls per batch] [-f frame rounds]\n");
-			return 2;
-		}
+	b->fd = kms_open_driver("vkms");
+	if (b->fd < 0 || kms_set_cap(b->fd, DRM_CLIENT_CAP_ATOMIC, 1) ||
+	    kms_set_cap(b->fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) ||
+	    kms_probe(&b->kms, b->fd) || b->kms.overlay_count < NUM_OVERLAYS ||
+	    !b->kms.cursor_id || vkms_debugfs_dir(b->fd, b->debugfs, sizeof(b->debugfs)))
+		return -ENODEV;
+	b->patched = access(VKMS_PARAMS "per_plane_cursor", F_OK) == 0;
+	b->plain_fd = b->fd;
+	b->cap = open_cap_file(b);
+	b->wb = kms_find_writeback(b->fd);
+	b->conn_crtc = kms_prop_id(b->fd, b->kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID");
+	b->crtc_active = kms_prop_id(b->fd, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE");
+	b->crtc_mode = kms_prop_id(b->fd, b->kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID");
+	if (b->wb) {
+		b->wb_crtc = kms_prop_id(b->fd, b->wb, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID");
+		b->wb_fb = kms_prop_id(b->fd, b->wb, DRM_MODE_OBJECT_CONNECTOR, "WRITEBACK_FB_ID");
+		b->wb_fence = kms_prop_id(b->fd, b->wb, DRM_MODE_OBJECT_CONNECTOR,
+					  "WRITEBACK_OUT_FENCE_PTR");
 	}
-	if (rounds < 1 || calls < 1 || frames < 1)
-		return 2;
+	if (!b->conn_crtc || !b->crtc_active || !b->crtc_mode ||
+	    (b->wb && (!b->wb_crtc || !b->wb_fb || !b->wb_fence)) ||
+	    plane_init(b->fd, &b->primary, b->kms.primary_id) ||
+	    plane_init(b->fd, &b->cursor, b->kms.cursor_id))
+		return -ENOENT;
+	for (unsigned int i = 0; i < b->kms.overlay_count; i++)
+		if (plane_init(b->fd, &b->overlay[i], b->kms.overlay_ids[i]))
+			return -ENOENT;
+	return 0;
+}
 
-	b.fd = kms_open_driver("vkms");
-	if (b.fd < 0 || kms_set_cap(b.fd, DRM_CLIENT_CAP_ATOMIC, 1) ||
-	    kms_set_cap(b.fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1) || kms_probe(&b.kms, b.fd) ||
-	    b.kms.overlay_count < NUM_OVERLAYS || !b.kms.cursor_id ||
-	    vkms_debugfs_dir(b.fd, b.debugfs, sizeof(b.debugfs))) {
-		fprintf(stderr, "kms_cost: needs vkms with %d overlays and a cursor\n", NUM_OVERLAYS);
-		return 1;
-	}
-	b.patched = access(VKMS_PARAMS "per_plane_cursor", F_OK) == 0;
-	b.plain_fd = b.fd;
-	b.cap = open_cap_file(&b);
-	b.wb = kms_find_writeback(b.fd);
-	b.conn_crtc = kms_prop_id(b.fd, b.kms.connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID");
-	b.crtc_active = kms_prop_id(b.fd, b.kms.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE");
-	b.crtc_mode = kms_prop_id(b.fd, b.kms.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID");
-	if (b.wb) {
-		b.wb_crtc = kms_prop_id(b.fd, b.wb, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID");
-		b.wb_fb = kms_prop_id(b.fd, b.wb, DRM_MODE_OBJECT_CONNECTOR, "WRITEBACK_FB_ID");
-		b.wb_fence = kms_prop_id(b.fd, b.wb, DRM_MODE_OBJECT_CONNECTOR,
-					 "WRITEBACK_OUT_FENCE_PTR");
-	}
-	if (!b.conn_crtc || !b.crtc_active || !b.crtc_mode ||
-	    (b.wb && (!b.wb_crtc || !b.wb_fb || !b.wb_fence)) ||
-	    plane_init(b.fd, &b.primary, b.kms.primary_id) ||
-	    plane_init(b.fd, &b.cursor, b.kms.cursor_id))
-		return 1;
-	for (unsigned int i = 0; i < b.kms.overlay_count; i++)
-		if (plane_init(b.fd, &b.overlay[i], b.kms.overlay_ids[i]))
-			return 1;
-	printf("# kernel %s: per_plane_cursor %s, DRM_CLIENT_CAP_NO_LEGACY_CURSOR %s\n",
-	       b.patched ? "patched" : "unpatched", b.patched ? "present" : "absent",
-	       b.cap ? "accepted" : "refused");
-
-	bench_tick_hz();
-	if (cursor_figures(&b, rounds, calls) || compose_figures(&b, frames))
-		return 1;
-	hz = bench_tick_hz();
-	printf("# fine clock: %.0f ticks per second\n", hz);
+/*
+ * The records as one JSON object in the YAML block of the last test:
+ * seconds per call (per frame for compose and scaled).
+ */
+static void print_records(double hz)
+{
+	tap_json_begin();
+	printf("{\"tick_hz\": %.0f, \"records\": [", hz);
 	for (int i = 0; i < num_records; i++) {
 		const struct record *r = &records[i];
 
-		printf("R %s %s %d %.9f\n", r->figure, r->setting, r->round,
-		       r->calls ? r->time / hz / r->calls : r->time);
+		printf("%s[\"%s\", \"%s\", %d, %.9g]", i ? ", " : "", r->figure, r->setting,
+		       r->round, r->calls ? r->time / hz / r->calls : r->time);
 	}
-	printf("# done\n");
-	return 0;
+	printf("]}");
+	tap_json_end();
+}
+
+/* usage: kms_cost figures ROUNDS CALLS FRAMES */
+static void figures(char **argv)
+{
+	int rounds = atoi(argv[0]), calls = atoi(argv[1]), frames = atoi(argv[2]);
+	struct bench b = { 0 };
+	double hz;
+	int ret;
+
+	ret = bench_open(&b);
+	if (!tap_okf(ret == 0, "device-ready", "vkms with %d overlays and a cursor: %s",
+		     NUM_OVERLAYS, strerror(-ret)))
+		return;
+	tap_diag("kernel %s: per_plane_cursor %s, DRM_CLIENT_CAP_NO_LEGACY_CURSOR %s",
+		 b.patched ? "patched" : "unpatched", b.patched ? "present" : "absent",
+		 b.cap ? "accepted" : "refused");
+
+	bench_tick_hz();
+	if (!tap_ok(cursor_figures(&b, rounds, calls) == 0, "cursor-figures-measured") ||
+	    !tap_ok(compose_figures(&b, frames) == 0, "composition-figures-measured"))
+		return;
+	hz = bench_tick_hz();
+	tap_ok(hz > 0 && num_records > 0, "figures-recorded");
+	print_records(hz);
+	tap_diag("%d records, fine clock %.0f ticks per second", num_records, hz);
+}
+
+static const struct tap_subtest subtests[] = {
+	{ "figures", "ROUNDS CALLS FRAMES", 3, figures },
+};
+
+int main(int argc, char **argv)
+{
+	const struct tap_program program = { subtests, ARRAY_SIZE(subtests), NULL, NULL };
+
+	return tap_main(&program, argc, argv);
 }
