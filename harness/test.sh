@@ -8,9 +8,10 @@
 #
 # Builds and guests overlap: a TCG guest keeps about one core busy (its
 # suites run one at a time), a build keeps both, so the guests run while a
-# background producer builds the next configurations. The producer builds
-# every configuration that boots, tree by tree, then the build-only ones
-# (i386, patches), so that the last guests run while those build. Each
+# background producer builds the next configurations. The producer
+# prepares every tree at once, then builds every configuration that boots,
+# tree by tree; a tree's build-only ones (i386, patches) come after the
+# next tree's first configuration, so that its guest runs beside them. Each
 # build leaves $BUILD/results/<cfg>.built ("ok" or "failed") for the guest
 # loop; a failed build stops the producer and the bench, as before.
 #
@@ -120,19 +121,47 @@ build_marked() {
 	fi
 }
 
-(
+# prepare_trees: every tree's prepare stage at once. Unpacking, git and
+# checkpatch each keep one core busy, and nothing else runs yet.
+prepare_trees() {
+	pids=""
 	for t in $trees; do
-		TREE=$t "$0" --stage prepare
+		TREE=$t "$0" --stage prepare &
+		pids="$pids $!"
+	done
+	rc=0
+	for pid in $pids; do
+		wait "$pid" || rc=1
+	done
+	return $rc
+}
+
+# The producer's order. A tree's build-only configurations wait until the
+# next tree's first guest can run beside them: the patch walk relinks the
+# kernel once per patch, mostly on one core, and a TCG guest needs one.
+# The last tree's come last.
+(
+	prepare_trees
+	waiting=""
+	for t in $trees; do
+		first=1
 		# shellcheck disable=SC2046
 		for cfg in $(booted $(configs "$t" "$@")); do
 			build_marked "$t" "$cfg"
+			[ "$first" = 1 ] || continue
+			first=0
+			for tc in $waiting; do
+				build_marked "${tc%%:*}" "${tc#*:}"
+			done
+			waiting=""
 		done
-	done
-	for t in $trees; do
 		# shellcheck disable=SC2046
 		for cfg in $(build_only $(configs "$t" "$@")); do
-			build_marked "$t" "$cfg"
+			waiting="$waiting $t:$cfg"
 		done
+	done
+	for tc in $waiting; do
+		build_marked "${tc%%:*}" "${tc#*:}"
 	done
 	printf '[harness] every build done at %s s\n' "$(elapsed)" >&2
 ) &

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Each patch of the series builds on its own, as TAP: the tree is checked
 # out at every patch but the last (the last is the tree make test builds in
-# every configuration) and built incrementally with the base configuration,
-# without a single compiler or modpost warning. From the first patch that
+# every configuration), walking back from the tip, and built incrementally
+# with the base configuration, without a single compiler or modpost warning. From the first patch that
 # touches amdgpu on, each patch but the last is also built with the amd
 # configuration, from a copy of the amd objects. The tree goes back to the
 # tip afterwards with its files' modification times, so that no other
@@ -56,9 +56,12 @@ stamps=$(mktemp)
 # shellcheck disable=SC2086
 mtimes_save "$stamps" $changed
 
-n=0
-for c in $commits; do
-	n=$((n + 1))
+# From the tip backwards: each checkout rewrites only the files of the
+# patch after it, so each build recompiles one patch's changes. Forwards,
+# the first checkout would rewrite everything the later patches touch.
+n=$((count + 1))
+for c in $(git -C "$SRC" rev-list pristine..HEAD); do
+	n=$((n - 1))
 	subject=$(git -C "$SRC" log -1 --format=%s "$c")
 	if [ "$c" = "$tip" ]; then
 		tap_result 0 "patch-$n-builds@tip"
