@@ -44,12 +44,15 @@ amd_walk=0
 tap_start
 tap_diag "$count patches, the last the tip; $amd_walk of the others also built with amdgpu"
 
-# The object directory starts as a copy of the base one, which has the
-# same sources (O= builds record absolute source paths) and the tip built.
-if [ ! -f "$obj/vmlinux" ]; then
-	copy_objdir "$(objdir base)" "$obj"
-fi
+# The object directory is a fresh copy of the base one, which has the same
+# sources (O= builds record absolute source paths) and the tip built: the
+# walk leaves its objects at patch 1, and the tree goes back to the tip
+# with the tip's older modification times, so a copy kept from the last
+# run would link patch 1's objects into every patch of this one.
+copy_objdir "$(objdir base)" "$obj"
 rm -rf "$obj/mods" "$obj/hdr"
+amd_obj=$BUILD/obj-patches-amd
+amd_copied=0
 
 changed=$(git -C "$SRC" diff --name-only pristine "$tip")
 stamps=$(mktemp)
@@ -71,15 +74,14 @@ for c in $(git -C "$SRC" rev-list pristine..HEAD); do
 	git -C "$SRC" checkout -q --detach "$c" || { tap_result 1 "patch-$n-checkout"; continue; }
 	build_checkout "$obj" base
 	[ -n "$amd_first" ] && [ "$n" -ge "$amd_first" ] || continue
-	# The patches touching amdgpu, with amdgpu: from the amd objects of the tip.
-	amd_obj=$BUILD/obj-patches-amd
-	if [ ! -f "$amd_obj/vmlinux" ]; then
+	# The patches touching amdgpu, with amdgpu: from a fresh copy of the
+	# amd objects of the tip, as for base. Walking back, git rewrote only
+	# files that differ from the tip, so only those rebuild.
+	if [ "$amd_copied" = 0 ]; then
 		copy_objdir "$(objdir amd)" "$amd_obj"
+		rm -rf "$amd_obj/mods" "$amd_obj/hdr"
+		amd_copied=1
 	fi
-	rm -rf "$amd_obj/mods" "$amd_obj/hdr"
-	# The walk's checkouts renewed the times of files this patch has as
-	# the tip has them: give those back, or amdgpu rebuilds in full.
-	mtimes_restore "$stamps" "$tip" > /dev/null
 	build_checkout "$amd_obj" amd
 done
 
