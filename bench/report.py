@@ -45,13 +45,20 @@ def read_boot(path):
     The YAML block under "ok N - figures-recorded" holds one line of JSON;
     a boot whose figures failed has no such test and is refused.
     """
-    lines = path.read_text().splitlines()
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        sys.exit(f"report.py: {path}: {e.strerror}")
     for i, line in enumerate(lines):
         if line.startswith("ok ") and line.endswith(" - figures-recorded"):
             if lines[i + 1:i + 2] != ["  ---"] or lines[i + 3:i + 4] != ["  ..."]:
                 break
-            data = json.loads(lines[i + 2])
-            return data["tick_hz"], [(f, s, sec) for f, s, _round, sec in data["records"]]
+            try:
+                data = json.loads(lines[i + 2])
+                return (float(data["tick_hz"]),
+                        [(f, s, float(sec)) for f, s, _round, sec in data["records"]])
+            except (ValueError, KeyError, TypeError) as e:
+                sys.exit(f"report.py: {path}: unreadable records: {e}")
     sys.exit(f"report.py: {path}: no figures-recorded test with its records")
 
 
@@ -64,9 +71,13 @@ def read_records(runs):
     is the least distorted, and every boot's seconds are converted to it.
     """
     boots = {}
+    if not runs.is_dir():
+        sys.exit(f"report.py: {runs}: not a directory")
     for d in sorted(runs.iterdir()):
         if d.is_dir() and d.name[0] in "PU" and d.name[1:].isdigit():
             boots[(d.name[0], int(d.name[1:]))] = read_boot(d / "cost")
+    if not boots:
+        sys.exit(f"report.py: {runs}: no boot's figures (P1, U1, ...)")
     clocks = {kb: hz for kb, (hz, _) in boots.items()}
     ref = min(clocks.values())
     recs = {}

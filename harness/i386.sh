@@ -94,8 +94,12 @@ tr -d '\r' < "$out/console.log" | awk -v want="$SUITES" '
 	END {
 		n = split(want, w, " ")
 		for (i = 1; i <= n; i++)
-			if (!(w[i] in ran))
-				printf "## suite i386:%s\n1..1\nnot ok 1 - ran-at-boot\n## exit i386:%s 1\n", w[i], w[i]
+			if (!(w[i] in ran)) {
+				# Suite names are kebab-case; the kernel's in the diagnostic.
+				s = w[i]
+				gsub(/_/, "-", s)
+				printf "## suite i386:%s\nnot ok 1 - ran-at-boot\n# KUnit suite %s\n1..1\n## exit i386:%s 1\n", s, w[i], s
+			}
 		if (plan_seen && done == plan)
 			print "## done"
 	}' > "$out/results.tap"

@@ -72,8 +72,9 @@ for out in "$@"; do
 	{ sub(/\r$/, "") }	# the serial line adds carriage returns
 	/^## suite / { close_suite("0"); suite = $3; kunit = (suite ~ /^kunit(-i386)?:/);
 		       plan = ""; plan_skip = 0; seen = 0; failed = 0
-		       # Suites are named like tests (lib/tap.h), parts joined by
-		       # ":"; a KUnit suite keeps the name the kernel gave it.
+		       # Suites are named like tests (lib/tap.h): kebab-case
+		       # parts joined by ":" or "@"; a KUnit suite keeps the name
+		       # the kernel gave it.
 		       if (!kunit && suite !~ /^[a-z0-9]+([-:@][a-z0-9]+)*$/)
 			       report("FAIL", suite ": not a kebab-case suite name")
 		       next }

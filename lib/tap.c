@@ -134,17 +134,19 @@ void tap_json_end(void)
 	fflush(stdout);
 }
 
-struct tap_name tap_name_fmt(const char *fmt, ...)
+struct tap_name_buf tap_name_fmt(const char *fmt, ...)
 {
-	struct tap_name name;
+	struct tap_name_buf name;
 	va_list ap;
 	int len;
 
 	va_start(ap, fmt);
 	len = vsnprintf(name.s, sizeof(name.s), fmt, ap);
 	va_end(ap);
-	if (len < 0 || (size_t)len >= sizeof(name.s))
+	if (len < 0 || (size_t)len >= sizeof(name.s)) {
 		name.s[sizeof(name.s) - 2] = '?';
+		name.s[sizeof(name.s) - 1] = '\0';
+	}
 	return name;
 }
 
@@ -180,7 +182,7 @@ static void tap_identity(void)
 }
 
 /* Every subtest argument is a size or a seed: a decimal from 1 to 2^31 - 1. */
-static bool arg_is_count(const char *arg)
+bool tap_arg_is_count(const char *arg)
 {
 	size_t len = strspn(arg, "0123456789");
 
@@ -224,7 +226,7 @@ int tap_main(const struct tap_program *prog, int argc, char **argv)
 
 	tap_start();
 	for (int i = 2; i < argc; i++) {
-		if (arg_is_count(argv[i]))
+		if (tap_arg_is_count(argv[i]))
 			continue;
 		tap_okf(false, "arguments-are-counts", "%s %s: \"%s\" is not a count from 1",
 			t->name, t->args, argv[i]);

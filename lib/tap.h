@@ -41,24 +41,29 @@ void tap_skip(const char *name, const char *reason_fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
- * Data for the host under the test just reported: TAP 13's YAML block,
- * holding one line of JSON (YAML's flow style) that the caller prints
- * between the two calls.
+ * Data for the host under the test just reported by tap_ok() (not
+ * tap_okf(): the block must follow its test line directly): TAP 13's YAML
+ * block, holding one line of JSON (YAML's flow style) that the caller
+ * prints between the two calls, strings escaped.
  */
 void tap_json_begin(void);
 void tap_json_end(void);
 /* A test name built from stable labels ("probe@%s"). */
-struct tap_name {
+struct tap_name_buf {
 	char s[128];
 };
-struct tap_name tap_name_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct tap_name_buf tap_name_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * The name as a string for the call around it: it lives until the end of
- * that full expression (C11's temporary lifetime). To keep a name longer,
- * keep the struct tap_name. A name too long for it ends in '?', which
- * fails the test that carries it rather than merging two names.
+ * that full expression, which only C11 promises for an array in a
+ * returned struct. To keep a name longer, keep the struct tap_name_buf. A
+ * name too long for it ends in '?', which fails the test that carries it
+ * rather than merging two names.
  */
+_Static_assert(__STDC_VERSION__ >= 201112L, "tap_name() needs C11's temporary lifetime");
 #define tap_name(...) (tap_name_fmt(__VA_ARGS__).s)
+/* Whether @arg is a count from 1 to 2^31 - 1, as subtest arguments are. */
+bool tap_arg_is_count(const char *arg);
 /* Prints the plan; the exit status for main(): non-zero if a test failed. */
 int tap_done(void);
 

@@ -393,7 +393,7 @@ static int rule_commit(const struct rule_case *c, const struct scene *s, enum po
 #define RULE_CASE_TESTS 3
 
 /* The names of the tests of @c, the same whether they run or are skipped. */
-static void rule_case_names(const struct rule_case *c, struct tap_name name[RULE_CASE_TESTS])
+static void rule_case_names(const struct rule_case *c, struct tap_name_buf name[RULE_CASE_TESTS])
 {
 	if (c->amdgpu == REF) {
 		name[0] = tap_name_fmt("amdgpu-refused@%s", c->label);
@@ -410,7 +410,7 @@ static void rule_case_names(const struct rule_case *c, struct tap_name name[RULE
 static bool rule_case_run(const struct rule_case *c)
 {
 	struct cursor_state cs = { .mode = CURSOR_MODES };
-	struct tap_name name[RULE_CASE_TESTS];
+	struct tap_name_buf name[RULE_CASE_TESTS];
 	struct scene s;
 	bool wrong = false;
 	long diff;
@@ -448,7 +448,7 @@ static void test_amdgpu_rule(char **argv)
 	(void)argv;
 	if (!have_amdgpu_rule()) {
 		for (size_t i = 0; i < ARRAY_SIZE(rule_cases); i++) {
-			struct tap_name name[RULE_CASE_TESTS];
+			struct tap_name_buf name[RULE_CASE_TESTS];
 
 			rule_case_names(&rule_cases[i], name);
 			for (int k = 0; k < RULE_CASE_TESTS; k++)

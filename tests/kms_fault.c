@@ -33,7 +33,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -940,7 +939,7 @@ static bool sweep(const struct op *op, struct result *r)
 	return nth <= max_points;
 }
 
-static struct tap_name check_name(enum check check, const struct op *op)
+static struct tap_name_buf check_name(enum check check, const struct op *op)
 {
 	return tap_name_fmt("%s@%s", check_names[check], op->name);
 }
@@ -1166,21 +1165,18 @@ static const struct tap_subtest subtests[] = {
 static int take_options(int argc, char **argv)
 {
 	for (int i = 1; i + 1 < argc; i++) {
-		unsigned long n;
-		char *end;
-
 		if (strcmp(argv[i], "--max-points") == 0) {
-			n = strtoul(argv[i + 1], &end, 10);
-			max_points = n;
-			if (*end || argv[i + 1] == end || !n || n > INT_MAX) {
+			if (!tap_arg_is_count(argv[i + 1])) {
 				fprintf(stderr, "kms_fault: --max-points takes a count from 1, not \"%s\"\n",
 					argv[i + 1]);
 				exit(2);
 			}
-		} else if (strcmp(argv[i], "--only") == 0)
+			max_points = strtoul(argv[i + 1], NULL, 10);
+		} else if (strcmp(argv[i], "--only") == 0) {
 			only = argv[i + 1];
-		else
+		} else {
 			continue;
+		}
 		memmove(&argv[i], &argv[i + 2], (argc - i - 1) * sizeof(*argv));
 		argc -= 2;
 		i--;

@@ -285,7 +285,7 @@ static bool legacy_allowed(struct ctx *c, const struct legacy_op *op, int *err)
  * "@when-legacy-allowed@op": the legacy call worked, was not refused, and
  * its commit was not marked. @when is a stable label of the file's state.
  */
-static struct tap_name allowed_name(const char *when, const struct legacy_op *op)
+static struct tap_name_buf allowed_name(const char *when, const struct legacy_op *op)
 {
 	return tap_name_fmt("%s-legacy-allowed@%s", when, op->name);
 }

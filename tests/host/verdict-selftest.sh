@@ -113,6 +113,8 @@ expect 1 nonzero-exit-with-seconds-fails \
 	'## suite s\n1..1\nok 1 - a\n## exit s 1 12.5\n## done\n' "$log"
 expect 1 snake-case-suite-name-fails \
 	'## suite clients:drm_info\nok 1 - a\n1..1\n## exit clients:drm_info 0\n## done\n' "$log"
+expect 1 file-name-suite-name-fails \
+	'## suite clients:clients-modetest.sh\nok 1 - a\n1..1\n## exit clients:clients-modetest.sh 0\n## done\n' "$log"
 expect 0 kebab-suite-name-in-parts-passes \
 	'## suite cursor:sweep@chrome\nok 1 - a\n1..1\n## exit cursor:sweep@chrome 0\n## done\n' "$log"
 dc='## suite amdgpu-cursor-dc\n1..1\nok 1 - amdgpu_dm_cursor_dc: seed 0x16c0ffee\n## exit amdgpu-cursor-dc 0\n'
