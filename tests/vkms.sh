@@ -16,12 +16,15 @@ vkms_reload() {
 
 # vkms_debugfs: the debugfs directory of vkms's primary node, the only one
 # with the cursor state (vkms's platform device has no driver to look at).
-vkms_debugfs() {
+# In a subshell with globbing on: callers may hold set -f (modetest's plane
+# arguments carry a "*").
+vkms_debugfs() (
+	set +f
 	for vkms_dir in /sys/kernel/debug/dri/*; do
 		[ -e "$vkms_dir/vkms_cursor_state" ] && { echo "$vkms_dir"; return 0; }
 	done
 	return 1
-}
+)
 
 # vkms_cursor_state: "MODE PIPES" ("dedicated 3"), the cursor mode and the
 # pipes in use of the state vkms last committed; fails if its debugfs file
