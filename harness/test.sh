@@ -13,7 +13,8 @@
 # by tree; a tree's build-only ones (i386, patches) come after the next
 # tree's first configuration, so that its guest runs beside them. Each
 # build leaves $BUILD/results/<cfg>.built ("ok" or "failed") for the guest
-# loop; a failed build stops the producer and the bench, as before.
+# loop; a failed build stops the producer and the bench, as before. Once
+# the producer is done, two guests run at once.
 #
 # usage: test.sh [CONFIG...]     (TREES: the trees, default "6.12 6.1")
 #        test.sh --stage prepare|build|boot [CONFIG]   (one stage, for TREE)
@@ -108,8 +109,11 @@ configs() { if [ $# -gt 1 ]; then shift; echo "$@"; else configs_of "$1"; fi; }
 "$REPO/harness/deps.sh"
 for t in $trees; do
 	mkdir -p "$REPO/build/$t/results"
-	rm -f "$REPO/build/$t/results"/*.built
+	rm -f "$REPO/build/$t/results"/*.built "$REPO/build/$t/results"/*.booted
 done
+# Left by the producer once every build is done.
+builds_done=$REPO/build/.builds-done
+rm -f "$builds_done"
 
 # build_marked TREE CONFIG: the build stage, and its marker for the guests.
 build_marked() {
@@ -165,6 +169,7 @@ build_marked() {
 		build_marked "${tc%%:*}" "${tc#*:}"
 	done
 	printf '[harness] every build done at %s s\n' "$(elapsed)" >&2
+	: > "$builds_done"
 ) &
 producer=$!
 
@@ -180,6 +185,27 @@ wait_built() {
 	[ "$(cat "$marker")" = ok ] || { wait "$producer" || true; die "tree $1: building $2 failed"; }
 }
 
+# Guests run one at a time beside the producer's builds, which keep both
+# cores busy; once every build is done, two at a time, a core each. A
+# guest's stage leaves its exit status in results/<cfg>.booted.
+guest_marks=""
+guests_running() {
+	gr=0
+	for gm in $guest_marks; do
+		[ -f "$gm" ] || gr=$((gr + 1))
+	done
+	echo "$gr"
+}
+# guest_slot: until another guest may start.
+guest_slot() {
+	while :; do
+		gs=$(guests_running)
+		[ "$gs" = 0 ] && return
+		[ "$gs" = 1 ] && [ -f "$builds_done" ] && return
+		sleep 2
+	done
+}
+
 outs=""
 for t in $trees; do
 	outs="$outs $REPO/build/$t/results/series"
@@ -190,9 +216,23 @@ for t in $trees; do
 	# shellcheck disable=SC2046
 	for cfg in $(booted $(configs "$t" "$@")); do
 		wait_built "$t" "$cfg"
-		TREE=$t "$0" --stage boot "$cfg"
+		guest_slot
+		mark=$REPO/build/$t/results/$cfg.booted
+		(
+			if TREE=$t "$0" --stage boot "$cfg"; then rc=0; else rc=$?; fi
+			echo "$rc" > "$mark.new" && mv "$mark.new" "$mark"
+		) &
+		guest_marks="$guest_marks $mark"
 	done
 done
+while [ "$(guests_running)" != 0 ]; do
+	sleep 2
+done
+guests_failed=0
+for gm in $guest_marks; do
+	[ "$(cat "$gm")" = 0 ] || { say "guest stage failed: $gm"; guests_failed=1; }
+done
+[ "$guests_failed" = 0 ] || die "a guest's stage failed"
 printf '[harness] every guest done at %s s\n' "$(elapsed)" >&2
 wait "$producer" || die "the bench itself failed"
 printf '[harness] all trees done in %s s\n' "$(elapsed)" >&2
