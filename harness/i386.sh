@@ -95,7 +95,7 @@ tr -d '\r' < "$out/console.log" | awk -v want="$SUITES" '
 		n = split(want, w, " ")
 		for (i = 1; i <= n; i++)
 			if (!(w[i] in ran)) {
-				# Suite names are kebab-case; the kernel's in the diagnostic.
+				# Suite names are kebab-case; the kernel name goes in a diagnostic.
 				s = w[i]
 				gsub(/_/, "-", s)
 				printf "## suite i386:%s\nnot ok 1 - ran-at-boot\n# KUnit suite %s\n1..1\n## exit i386:%s 1\n", s, w[i], s

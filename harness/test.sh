@@ -57,7 +57,8 @@ stage_build() {
 	i386)
 		rm -rf "$out" && mkdir -p "$out"
 		"$REPO/harness/i386.sh" "$out" ||
-			host_suite bench:i386 false >> "$out/host.tap"
+			host_suite host:i386 sh -c 'echo "not ok 1 - i386-sh-ran-to-its-end"; echo 1..1; exit 1' \
+				>> "$out/host.tap"
 		;;
 	patches)
 		# Each patch on its own, from the tip's base objects. The walk
