@@ -496,12 +496,15 @@ static unsigned int vblank_now(int fd)
 }
 
 /* Vblanks that pass while @n cursor updates go through @update. */
+/* Updates that vblanks_during() saw refused: a refused move costs no vblank. */
+static unsigned int updates_refused;
+
 static unsigned int vblanks_during(int (*update)(int i), int n)
 {
 	unsigned int a = vblank_now(rig.fd);
 
 	for (int i = 0; i < n; i++)
-		update(i);
+		updates_refused += update(i) != 0;
 	return vblank_now(rig.fd) - a;
 }
 
@@ -556,6 +559,28 @@ static int probe_step(int i)
 #define SLOW_HZ 10
 
 /*
+ * A legacy move that took the blocking path waits for a vblank like an
+ * atomic one does: the bug costs a vblank per move, at least. Half of that
+ * is the bound, not a speed: at 10 Hz it leaves three times the 15.5 ms a
+ * move took in a debug guest on a loaded host, for a slower machine or a
+ * guest beside a build. The blocking atomic moves must have cost their
+ * vblank each, or the count proves nothing.
+ */
+static bool legacy_moves_fast(unsigned int legacy, unsigned int moves, unsigned int atomic)
+{
+	return atomic >= MOVES && 2 * legacy < moves;
+}
+
+#define MOVES_PER_REGION 8
+static const struct probe *region;
+
+/* Back and forth by a pixel in @region: each one a move, none leaving it. */
+static int region_step(int i)
+{
+	return legacy_move(region->x + i % 2, region->y);
+}
+
+/*
  * ChromeOS-style, guarded: @s, with an overlay of @kind, committed
  * atomically, then the legacy cursor over every region of it: every move
  * accepted, every picture right, the cursor in mode @mode.
@@ -577,32 +602,62 @@ static void guarded_overlay_round(const char *kind, const struct scene *s,
 
 static void clients_native_fast_path(void)
 {
-	unsigned int legacy, atomic;
+	unsigned int legacy, atomic, refused;
 
 	check_setup(rig_set_refresh(&rig, SLOW_HZ), "10 Hz mode");
+	updates_refused = 0;
 	legacy = vblanks_during(legacy_step, MOVES);
+	refused = updates_refused;
 	atomic = vblanks_during(atomic_step, MOVES);
 	check_setup(rig_set_refresh(&rig, 0), "fast mode");
-	tap_okf(4 * legacy < atomic, "guarded-native-legacy-moves-fast-path",
-		"%u vblanks for %d moves, %u for %d blocking atomic moves",
-		legacy, MOVES, atomic, MOVES);
+	tap_okf(!refused && legacy_moves_fast(legacy, MOVES, atomic),
+		"guarded-native-legacy-moves-fast-path",
+		"%u vblanks for %d moves (%u refused), %u for %d blocking atomic moves",
+		legacy, MOVES, refused, atomic, MOVES);
 }
 
-/* Returns the vblanks of MOVES legacy moves; leaves the slow mode on. */
+/*
+ * Every region on its own, so that a region whose moves block cannot hide
+ * among fast ones. Returns the vblanks of MOVES legacy moves over all the
+ * regions; leaves the slow mode on.
+ */
 static unsigned int clients_dedicated_fast_path(void)
 {
-	unsigned int legacy, atomic;
+	unsigned int legacy, atomic, refused, worst = 0, not_dedicated = 0;
+	const struct probe *slowest = &probes[0];
 	struct cursor_state cs;
 
 	check_setup(rig_set_refresh(&rig, SLOW_HZ), "10 Hz mode");
+	updates_refused = 0;
 	legacy = vblanks_during(probe_step, MOVES);
-	cs = cursor_state_now();
+	for (size_t i = 0; i < ARRAY_SIZE(probes); i++) {
+		unsigned int v;
+
+		region = &probes[i];
+		v = vblanks_during(region_step, MOVES_PER_REGION);
+		/* A blocking path costs its vblanks every time, a host stall once. */
+		for (int retry = 0; retry < 2 && 2 * v >= MOVES_PER_REGION; retry++) {
+			unsigned int again = vblanks_during(region_step, MOVES_PER_REGION);
+
+			v = again < v ? again : v;
+		}
+		if (v > worst || i == 0) {
+			worst = v;
+			slowest = region;
+		}
+		cs = cursor_state_now();
+		not_dedicated += cs.mode != DED;
+	}
+	refused = updates_refused;
 	atomic = vblanks_during(atomic_step, MOVES);
-	tap_okf(4 * legacy < atomic, "guarded-dedicated-legacy-moves-fast-path",
-		"over every region: %u vblanks for %d moves, %u for %d blocking atomic moves",
-		legacy, MOVES, atomic, MOVES);
-	tap_okf(cs.mode == DED, "guarded-moves-keep-cursor-dedicated", "cursor %s",
-		cursor_mode_name(cs.mode));
+	tap_okf(!refused && legacy_moves_fast(legacy, MOVES, atomic) &&
+		legacy_moves_fast(worst, MOVES_PER_REGION, atomic),
+		"guarded-dedicated-legacy-moves-fast-path",
+		"slowest region %s: %u vblanks for %d moves; %u for %d over every region, %u refused, %u for %d blocking atomic moves",
+		slowest->label, worst, MOVES_PER_REGION, legacy, MOVES, refused, atomic, MOVES);
+	tap_okf(not_dedicated == 0, "guarded-moves-keep-cursor-dedicated",
+		"cursor not dedicated after the moves in %u of %zu regions", not_dedicated,
+		ARRAY_SIZE(probes));
 	return legacy;
 }
 
