@@ -354,8 +354,18 @@ void kmsg_mark(void)
 	lseek(kmsg_fd, 0, SEEK_END);
 }
 
-/* Reads every record logged since the mark; true if one matches. */
-static bool kmsg_scan(const char *a, const char *b, bool both)
+struct kmsg_match {
+	const char *a, *b;
+	/* kmsg_seen_or_warned(): inside upstream's WARN, and its caller seen. */
+	bool in_upstream_warn, upstream_caller;
+};
+
+/*
+ * Reads every record logged since the mark; true if @match is true of
+ * one. A record is one line of printk.
+ */
+static bool kmsg_scan(bool (*match)(const char *rec, struct kmsg_match *m),
+		      struct kmsg_match *m)
 {
 	char rec[8192];
 	bool found = false;
@@ -368,21 +378,79 @@ static bool kmsg_scan(const char *a, const char *b, bool both)
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
-		if (both ? strstr(rec, a) && (!b || strstr(rec, b)) :
-			   strstr(rec, a) || (b && strstr(rec, b)))
-			found = true;
+		found |= match(rec, m);
 	}
 	return found;
 }
 
+static bool holds_both(const char *rec, struct kmsg_match *m)
+{
+	return strstr(rec, m->a) && (!m->b || strstr(rec, m->b));
+}
+
+static bool holds_either(const char *rec, struct kmsg_match *m)
+{
+	return strstr(rec, m->a) || (m->b && strstr(rec, m->b));
+}
+
+/*
+ * Upstream's WARN is held until the end of its trace, which must name its
+ * caller as a reliable frame (not "? ", which may be a stale address).
+ * Another CPU's records may land inside the trace: each is still judged,
+ * and a second upstream WARN inside the first is not excused.
+ */
+static bool holds_or_warns(const char *rec, struct kmsg_match *m)
+{
+	const char *msg = strchr(rec, ';') ? strchr(rec, ';') + 1 : rec;
+	const char *frame = msg + strspn(msg, " ");
+	bool warning = strstr(msg, "WARNING");
+	bool upstream = warning && strstr(msg, UPSTREAM_VBLANK_WARN);
+
+	if ((m->a && strstr(msg, m->a)) || (warning && !upstream))
+		return true;
+	if (upstream) {
+		if (m->in_upstream_warn)
+			return true;
+		m->in_upstream_warn = true;
+		m->upstream_caller = false;
+		return false;
+	}
+	if (!m->in_upstream_warn)
+		return false;
+	if (!strncmp(frame, UPSTREAM_VBLANK_CALLER, strlen(UPSTREAM_VBLANK_CALLER)))
+		m->upstream_caller = true;
+	if (!strstr(msg, "---[ end trace"))
+		return false;
+	m->in_upstream_warn = false;
+	return !m->upstream_caller;
+}
+
 bool kmsg_seen(const char *a, const char *b)
 {
-	return kmsg_scan(a, b, true);
+	struct kmsg_match m = { .a = a, .b = b };
+
+	return kmsg_scan(holds_both, &m);
 }
 
 bool kmsg_seen_either(const char *a, const char *b)
 {
-	return kmsg_scan(a, b, false);
+	struct kmsg_match m = { .a = a, .b = b };
+
+	return kmsg_scan(holds_either, &m);
+}
+
+bool kmsg_seen_or_warned(const char *a)
+{
+	struct kmsg_match m = { .a = a };
+	bool found = kmsg_scan(holds_or_warns, &m);
+
+	/* A trace still being printed (by a kworker, say): its end awaited. */
+	for (int i = 0; i < 10 && !found && m.in_upstream_warn; i++) {
+		usleep(100 * 1000);
+		found = kmsg_scan(holds_or_warns, &m);
+	}
+	/* A trace cut short is not known to be upstream's. */
+	return found || m.in_upstream_warn;
 }
 
 int drm_debug_enable(unsigned int mask)
