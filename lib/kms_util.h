@@ -14,6 +14,12 @@
 
 #define KMS_MAX_OVERLAYS 8
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/*
+ * How long to wait for something the kernel does by itself (an event, a
+ * CRC, a writeback fence): a frame is 16 ms, but a TCG vCPU beside a
+ * build can stall for seconds, and only a lost one should fail.
+ */
+#define KMS_WAIT_MS 10000
 
 struct kms_device {
 	int fd;

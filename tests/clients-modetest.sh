@@ -62,8 +62,10 @@ mt_atomic() {
 	# Polled through debugfs: another DRM client could take master first.
 	# modetest drops master only after its commit succeeded; one that
 	# never was master is "n" too, but it has logged the failed commit.
+	# 30 s at least: modetest's first commit waits for a frame, which a
+	# debug guest beside a build can take seconds to show.
 	i=0
-	while [ $i -lt 100 ] && kill -0 $mt_atomic_pid 2>/dev/null; do
+	while [ $i -lt 600 ] && kill -0 $mt_atomic_pid 2>/dev/null; do
 		if awk -v pid=$mt_atomic_pid '$2 == pid && $4 == "n" { f = 1 } END { exit !f }' \
 			"$VKMS_DEBUGFS"/clients && ! grep -q 'Atomic Commit failed' /tmp/mt-atomic.log; then
 			mt_atomic_ok=1

@@ -104,7 +104,7 @@ static int legacy_page_flip(struct ctx *c)
 	if (ret)
 		return ret;
 	c->front = back;
-	return kms_wait_event(c->fd, 2000);
+	return kms_wait_event(c->fd, KMS_WAIT_MS);
 }
 
 static int legacy_setgamma(struct ctx *c)
