@@ -120,6 +120,8 @@ struct op {
 /* Per-operation results; the injection counts go into diagnostics. */
 struct result {
 	unsigned int points, failed_calls, succeeded_injected;
+	/* Runs of the kernel's work in no armed kworker, tried again. */
+	unsigned int unseen;
 	unsigned int bad_errno, splats, state_changed, wrong_state, wrong_frame;
 	unsigned int next_commit_failed, prepare_drift;
 	int first_bad_errno;
@@ -301,16 +303,35 @@ static void arm_workers(unsigned int nth)
 		closedir(proc);
 }
 
-/* True if a kworker reached its armed failure; leaves none armed. */
-static bool disarm_workers(void)
+/*
+ * Set by disarm_workers() when no armed kworker counted an allocation
+ * under the stack filter: the work ran in a kworker born after they were
+ * armed (or beyond MAX_WORKERS), and the run says nothing about @nth. An
+ * operation whose work allocates nothing under the filter stays unseen
+ * and fails.
+ */
+static bool work_unseen;
+/*
+ * A new kworker is rare: runs no armed kworker saw are tried again up to
+ * this many times in a row; one more means the arming misses them all.
+ */
+#define MAX_UNSEEN 20
+
+/* True if a kworker reached its failure, armed at @nth; leaves none armed. */
+static bool disarm_workers(unsigned int nth)
 {
 	bool injected = false;
 
+	work_unseen = true;
 	for (unsigned int i = 0; i < n_workers; i++) {
 		char buf[16] = "";
+		unsigned int left = nth;
 
-		if (pread(worker_fd[i], buf, sizeof(buf) - 1, 0) > 0 && atoi(buf) == 0)
-			injected = true;
+		if (pread(worker_fd[i], buf, sizeof(buf) - 1, 0) > 0)
+			left = strtoul(buf, NULL, 10);
+		injected |= left == 0;
+		/* The count goes down only under the stack filter. */
+		work_unseen &= left == nth;
 		pwrite(worker_fd[i], "0", 1, 0);
 		close(worker_fd[i]);
 	}
@@ -834,7 +855,7 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 		kms_write_file("/dev/kmsg", EXPECT_MARKER);
 		arm_workers(nth);
 		ret = op->run(op);
-		*injected = disarm_workers();
+		*injected = disarm_workers(nth);
 		stack_filter(false);
 		kms_write_file("/dev/kmsg", DONE_MARKER);
 	} else if (nth && (op->run == run_commit || op->run == run_writeback ||
@@ -877,13 +898,19 @@ static bool sweep(const struct op *op, struct result *r)
 	unsigned int nth, missed = 0;
 
 	for (nth = 1; nth <= max_points; nth++) {
+		work_unseen = false;
 		ret = run_once(op, nth, &injected, splat, sizeof(splat), &prepare_ret);
-		/*
-		 * The kernel's work may have run in a kworker born after they
-		 * were armed: that nth proves nothing, try it again.
-		 */
-		if (!injected && op->kernel_commit && missed < 3) {
-			missed++;
+		/* That nth proved nothing: tried again, in the kworkers of now. */
+		if (work_unseen) {
+			r->unseen++;
+			if (splat[0] && !r->splats++)
+				tap_diag("%s: fail-nth %u, unseen: kernel report: %s",
+					 op->name, nth, splat);
+			if (++missed > MAX_UNSEEN) {
+				tap_diag("%s: fail-nth %u: %u runs no armed kworker saw: stopped",
+					 op->name, nth, missed);
+				break;
+			}
 			nth--;
 			ordinary_commit();
 			continue;
@@ -933,7 +960,7 @@ static bool sweep(const struct op *op, struct result *r)
 	ordinary_commit();
 	if (nth > max_points)
 		tap_diag("%s: still injecting after %u points: stopped there", op->name, max_points);
-	return nth <= max_points;
+	return nth <= max_points && missed <= MAX_UNSEEN;
 }
 
 static struct tap_name_buf check_name(enum check check, const struct op *op)
@@ -978,9 +1005,9 @@ static void run_op(const struct op *op)
 	for (unsigned int i = 0; i < sweeps; i++)
 		ended = sweep(op, &r) && ended;
 
-	tap_diag("%s (%s, mode %s): %u injection points in %u sweeps, %u calls failed, %u succeeded anyway",
+	tap_diag("%s (%s, mode %s): %u injection points in %u sweeps, %u calls failed, %u succeeded anyway, %u runs in no armed kworker",
 		 op->name, policy_name[op->policy], cursor_mode_name(r.mode), r.points, sweeps,
-		 r.failed_calls, r.succeeded_injected);
+		 r.failed_calls, r.succeeded_injected, r.unseen);
 	/*
 	 * kmemleak and KASAN allocate for themselves inside the call and
 	 * survive a failure: only a call that failed proves the injection
@@ -988,7 +1015,8 @@ static void run_op(const struct op *op)
 	 */
 	tap_okf(r.points > 0 && (r.failed_calls > 0 || op->cannot_fail) && ended,
 		check_name(CHECK_REACHED, op).s, "%u points, %u calls failed, %s",
-		r.points, r.failed_calls, ended ? "ran clean at last" : "never ran clean");
+		r.points, r.failed_calls,
+		ended ? "ran clean at last" : "stopped before a clean run");
 	tap_okf(!r.bad_errno, check_name(CHECK_ENOMEM, op).s, "%u failed otherwise%s%s",
 		r.bad_errno, r.bad_errno ? ", first with " : "",
 		r.bad_errno ? strerror(-r.first_bad_errno) : "");
