@@ -76,6 +76,10 @@ stage_build() {
 		if [ "$cfg" = amd ]; then
 			host_suite host:amd "$REPO/tests/host/amd.sh" >> "$out/host.tap"
 		fi
+		if [ "$cfg" = base ]; then
+			host_suite host:kmsg-selftest "$REPO/tests/host/kmsg-selftest.sh" \
+				"$(objdir base)/hdr/include" "$BUILD/kmsg-selftest" >> "$out/host.tap"
+		fi
 		;;
 	esac
 	say "$cfg: built in $(( $(elapsed) - t )) s"
