@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <drm_fourcc.h>
@@ -336,6 +337,14 @@ int kms_wait_event(int fd, int timeout_ms)
 	if (ret == 0)
 		return -ETIMEDOUT;
 	return drmHandleEvent(fd, &ctx) ? -EIO : 0;
+}
+
+double kms_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int kmsg_fd = -1;

@@ -90,6 +90,9 @@ int kms_fb_create(int fd, uint32_t width, uint32_t height, uint32_t format,
 void kms_fb_fill(struct kms_fb *fb, uint32_t argb);
 void kms_fb_destroy(int fd, struct kms_fb *fb);
 
+/* Seconds of CLOCK_MONOTONIC. */
+double kms_now_s(void);
+
 /* Waits up to @timeout_ms for one page-flip or vblank event. */
 int kms_wait_event(int fd, int timeout_ms);
 

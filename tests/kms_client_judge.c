@@ -139,14 +139,6 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Property ids are global and fixed while the device exists: look up once. */
 static int probe(void)
 {
@@ -626,10 +618,10 @@ static int finish_child(void)
  */
 static bool wait_cursor(double timeout)
 {
-	double end = now_s() + timeout;
+	double end = kms_now_s() + timeout;
 	int status;
 
-	while (now_s() < end) {
+	while (kms_now_s() < end) {
 		uint64_t fb = 0;
 
 		kms_prop_value(j.fd, j.kms.cursor_id, DRM_MODE_OBJECT_PLANE, "FB_ID", &fb);
@@ -1015,7 +1007,7 @@ int main(int argc, char **argv)
 {
 	struct judge_opts o;
 	struct tally t = { };
-	double t0 = now_s();
+	double t0 = kms_now_s();
 	bool per_plane, shown;
 	int ret;
 
@@ -1044,7 +1036,7 @@ int main(int argc, char **argv)
 		"%s: mode and cursor %s within %d s; CRC file: %s", o.name,
 		shown ? "shown" : "not shown", CLIENT_WAIT_S, shown ? strerror(-ret) : "not opened");
 	take_samples(&o, &t);
-	tap_diag("%s: sampling took %.1f s", o.name, now_s() - t0);
+	tap_diag("%s: sampling took %.1f s", o.name, kms_now_s() - t0);
 	if (t.started && t.log_ok)
 		count_log(&t.lc);
 	t.rc = finish_child();
@@ -1055,10 +1047,10 @@ int main(int argc, char **argv)
 	replay_references(&t);
 	replay_again(&t, per_plane);
 	release_replays();
-	tap_diag("%s: replays done after %.1f s", o.name, now_s() - t0);
+	tap_diag("%s: replays done after %.1f s", o.name, kms_now_s() - t0);
 	report_replays(&o, &t);
 
 	show_client_log(o.log);
-	tap_diag("%s: %.1f s", o.name, now_s() - t0);
+	tap_diag("%s: %.1f s", o.name, kms_now_s() - t0);
 	return tap_done();
 }

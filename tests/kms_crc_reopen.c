@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kms_scene.h"
@@ -71,24 +70,16 @@ static void one_round(const char *data, struct tally *t)
 	close(pfd.fd);
 }
 
-static time_t monotonic_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
 static pid_t start_worker(const char *data, int out)
 {
 	pid_t pid = fork();
 	struct tally t = { };
-	time_t deadline;
+	double deadline;
 
 	if (pid)
 		return pid;
-	deadline = monotonic_s() + WORKER_DEADLINE_S;
-	while (t.opened < OPENS && !t.failed && monotonic_s() < deadline)
+	deadline = kms_now_s() + WORKER_DEADLINE_S;
+	while (t.opened < OPENS && !t.failed && kms_now_s() < deadline)
 		one_round(data, &t);
 	_exit(write(out, &t, sizeof(t)) == sizeof(t) ? 0 : 1);
 }

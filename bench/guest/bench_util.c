@@ -8,20 +8,12 @@
 #include <x86intrin.h>
 #endif
 
-double bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The first change of CLOCK_MONOTONIC from now on, and the ticks then. */
 static double mono_edge(uint64_t *ticks)
 {
-	double t0 = bench_now(), t;
+	double t0 = kms_now_s(), t;
 
-	while ((t = bench_now()) == t0)
+	while ((t = kms_now_s()) == t0)
 		;
 	*ticks = bench_ticks();
 	return t;
@@ -35,7 +27,7 @@ uint64_t bench_ticks(void)
 #ifdef __x86_64__
 	return __rdtsc();
 #else
-	return bench_now() * 1e9;
+	return kms_now_s() * 1e9;
 #endif
 }
 

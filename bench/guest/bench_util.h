@@ -12,8 +12,6 @@
 #include "kms_util.h"
 #include "vkms.h"
 
-/* Seconds, CLOCK_MONOTONIC. */
-double bench_now(void);
 /*
  * A fine clock in ticks of unknown frequency: the guest kernel's clocks
  * advance by whole jiffies (4 ms) under TCG, where the TSC cannot be

@@ -402,7 +402,7 @@ static double frame(struct bench *b, drmModeAtomicReqPtr req, uint32_t wb_fb)
 static int timed_frame(struct bench *b, drmModeAtomicReqPtr req, uint32_t wb_fb, double *t)
 {
 	for (int attempt = 0; attempt < 3; attempt++) {
-		double t0 = bench_now();
+		double t0 = kms_now_s();
 
 		*t = frame(b, req, wb_fb);
 		/*
@@ -410,7 +410,7 @@ static int timed_frame(struct bench *b, drmModeAtomicReqPtr req, uint32_t wb_fb,
 		 * same state, without the job, maybe more until the cleanup
 		 * stops the composer): twice the frame, by the coarse clock.
 		 */
-		usleep(2 * (bench_now() - t0) * 1e6 + 30000);
+		usleep(2 * (kms_now_s() - t0) * 1e6 + 30000);
 		if (*t > 0)
 			return 0;
 		tap_diag("writeback frame lost, retried");
