@@ -133,6 +133,12 @@ static int add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane_id,
 			    p->x, p->y, p->w, p->h);
 	if (!ret && rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "zpos"))
 		ret = rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "zpos", p->zpos);
+	/* Always set where it exists: a rotation stays until changed. */
+	if (!ret && rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "rotation"))
+		ret = rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "rotation",
+			      p->rotation ?: DRM_MODE_ROTATE_0);
+	else if (!ret && p->rotation)
+		ret = -EOPNOTSUPP;
 	return ret;
 }
 

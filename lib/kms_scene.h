@@ -27,6 +27,11 @@ struct plane_cfg {
 	unsigned int w, h;
 	unsigned int src_w, src_h;	/* source size, from 0,0 */
 	unsigned int zpos;
+	/*
+	 * DRM_MODE_ROTATE_* | DRM_MODE_REFLECT_*, 0 for DRM_MODE_ROTATE_0;
+	 * src_w and src_h are then in the framebuffer's orientation.
+	 */
+	unsigned int rotation;
 };
 
 struct cursor_cfg {
