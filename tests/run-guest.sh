@@ -196,6 +196,14 @@ amdgpu_cursor_dc() {
 	tap_diag "$verdict: amdgpu's cursor verdict; DC's cursor code: $gens"
 	tap_check "verdict-suite-passed" \
 		grep -qE "^ok [0-9]+ $verdict\$" /sys/kernel/debug/kunit/$verdict/results
+	# amdgpu's own cursor mode decision (dm_crtc_get_cursor_mode()) on
+	# DRM atomic states: the suite of the 6.12 series' amdgpu fixes.
+	case "$(uname -r)" in
+	6.12*)
+		tap_check "cursor-mode-suite-passed" grep -qE "^ok [0-9]+ amdgpu_dm_cursor_mode\$" \
+			/sys/kernel/debug/kunit/amdgpu_dm_cursor_mode/results
+		;;
+	esac
 	tap_check "dc-suite-ran" test -f $r
 	[ -f $r ] && grep -E '# amdgpu_dm_cursor_dc_random: ' $r | sed 's/^ *# */# /'
 	named=$(grep -cE '^ +ok [0-9]+ ' $r 2>/dev/null || true)
@@ -378,6 +386,9 @@ reload_then cap && run_program cap /tests/kms_no_legacy_cursor chrome
 # Per-plane cursors need overlays.
 reload_then crc enable_overlay=1 && run_program crc /tests/kms_crc_reopen
 
+# Writeback rows under a rotated top plane (6.12's vkms rotates planes).
+reload_then wb enable_overlay=1 && run_program wb /tests/kms_writeback_rows
+
 # The series' vkms parameters, per tree: the suites below skip what a
 # kernel does not offer (6.1 has no amdgpu_cursor_rule), so a tree that
 # lost one must fail here rather than skip there.
@@ -454,10 +465,11 @@ fi
 demo_story() {
 	# 6.12's vkms also shows amdgpu's own rule: frames 9 (the legacy
 	# cursor refused after the planes) and 10 (a video scaled in height
-	# only: a stretched cursor).
+	# only: a stretched cursor) as released, 11 (the same with amdgpu's
+	# fix: the cursor right).
 	artifacts="1 2 " not_meant="1 2 4 " pictures=19
 	if [ -e "$VKMS_PARAMS/amdgpu_cursor_rule" ]; then
-		artifacts="1 2 10 " not_meant="1 2 4 9 10 " pictures=25
+		artifacts="1 2 10 " not_meant="1 2 4 9 10 " pictures=27
 	fi
 	tap_start
 	tap_check "story-runs-to-its-end" sh -c '/demo/kms_story /tmp/story > /tmp/story.txt'
@@ -471,11 +483,16 @@ demo_story() {
 	tap_check "conservative-rule-refuses-opted-in-client-gets-four-planes" \
 		sh -c 'grep -q "^|  3 .*4 planes EINVAL, 3 ok" /tmp/story.txt &&
 			grep -q "^|  7 .*cap ok; 4 planes+cursor ok" /tmp/story.txt'
-	if [ "$pictures" = 25 ]; then
+	if [ "$pictures" = 27 ]; then
 		tap_check "amdgpu-rule-takes-four-planes-then-refuses-legacy-cursor" \
 			grep -q "^|  9 .*4 planes ok; cursor EINVAL" /tmp/story.txt
+		tap_check "amdgpu-fix-shows-the-one-direction-frame-right" \
+			test "$(awk -F' *[|] *' '$2 == 11 { print $6, $7, $8 }' /tmp/story.txt)" = \
+			"dedicated no yes"
 	else
 		tap_skip "amdgpu-rule-takes-four-planes-then-refuses-legacy-cursor" \
+			"this vkms has no amdgpu_cursor_rule"
+		tap_skip "amdgpu-fix-shows-the-one-direction-frame-right" \
 			"this vkms has no amdgpu_cursor_rule"
 	fi
 	tap_diag "$pictures pictures expected (shown, meant, differences) and the page"

@@ -37,6 +37,24 @@ for p in $patches; do
 	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
 done
 
+# A fix for a released bug (a patch with Fixes:) is for everyone: it
+# applies to the pristine tree on its own, carries Cc: stable, and names
+# nothing of the capability or the cursor helper the series adds.
+pristine_index=$(mktemp)
+GIT_INDEX_FILE=$pristine_index git -C "$src" read-tree pristine
+for p in $patches; do
+	f=$repo/patches/$TREE/$p
+	grep -q '^Fixes: [0-9a-f]\{12\} ("' "$f" || continue
+	label=$(tap_label "${p%.patch}")
+	GIT_INDEX_FILE=$pristine_index git -C "$src" apply --cached --check "$f"
+	tap_result $? "fix-applies-to-pristine-alone@$label"
+	grep -q '^Cc: stable@vger.kernel.org' "$f"
+	tap_result $? "fix-cc-stable@$label"
+	! grep -qiE 'NO_LEGACY_CURSOR|no_legacy_cursor|drm_cursor_(check|copies|layer)|capability' "$f"
+	tap_result $? "fix-independent-of-the-capability@$label"
+done
+rm -f "$pristine_index"
+
 uncovered=""
 for f in $new_files; do
 	covered=no
