@@ -612,12 +612,15 @@ static void modes(bool scaled, unsigned int planes_wanted, const char *caption)
 /*
  * amdgpu's own rule since Linux 6.11 (vkms.amdgpu_cursor_rule), the same
  * for every client and blind to where the cursor is: a scaled video needs
- * the cursor on a pipe of its own, a video scaled in one direction only
- * does not, whatever that does to the cursor.
+ * the cursor on a pipe of its own. As released, a video scaled in one
+ * direction only does not, whatever that does to the cursor; with
+ * amdgpu's fix it does.
  */
-static void amdgpu_rule(bool one_axis, enum where w, const char *caption)
+static void amdgpu_rule(enum amdgpu_rule rule, bool one_axis, enum where w, const char *caption)
 {
-	struct shot sh = { one_axis ? "amdgpu 6.11 rule: video 2x tall" :
+	bool fixed = rule == AMDGPU_RULE_FIXED;
+	struct shot sh = { one_axis ? (fixed ? "amdgpu rule, fixed: video 2x tall" :
+					       "amdgpu 6.11 rule: video 2x tall") :
 				      "amdgpu 6.11 rule: four planes",
 			   "ChromeOS-style", NULL, NULL, caption };
 	char said[96], what[128];
@@ -628,14 +631,14 @@ static void amdgpu_rule(bool one_axis, enum where w, const char *caption)
 		meant.overlay[0].w = VIDEO_SRC_W;
 	s = meant;
 	reset_all();
-	set_amdgpu_rule(true);
+	set_amdgpu_rule(rule);
 	chrome_frame(&s, w, said, sizeof(said));
 	snprintf(what, sizeof(what), "%u planes (video scaled 2x%s), legacy cursor %s",
 		 hw_planes(&meant), one_axis ? " in height only" : "", cursor_at[w].name);
 	sh.what = what;
 	sh.kernel_said = said;
 	record(&sh, &meant);
-	set_amdgpu_rule(false);
+	set_amdgpu_rule(AMDGPU_RULE_OFF);
 }
 
 static void opted_in(enum where w, const char *caption)
@@ -719,16 +722,21 @@ int main(int argc, char **argv)
 		       "cursor; the compositor composites the video for these frames and the "
 		       "cursor gets the freed pipe.");
 	if (have_amdgpu_rule()) {
-		amdgpu_rule(false, DESKTOP,
+		amdgpu_rule(AMDGPU_RULE_RELEASED, false, DESKTOP,
 			    "amdgpu's rule (6.11 and later) decides the cursor mode only while "
 			    "the cursor is on: the four planes pass without it. The legacy "
 			    "SetCursor that follows needs a pipe of its own (a plane is scaled, "
 			    "wherever the cursor is), none is free, and it fails: this client "
 			    "has no cursor at all.");
-		amdgpu_rule(true, INSIDE,
+		amdgpu_rule(AMDGPU_RULE_RELEASED, true, INSIDE,
 			    "A video scaled in one direction only keeps the native cursor under "
-			    "amdgpu's rule (the scales must differ in both directions): the "
-			    "video pipe's copy of the arrow is stretched to twice its height.");
+			    "amdgpu's rule as released (the scales must differ in both "
+			    "directions): the video pipe's copy of the arrow is stretched to "
+			    "twice its height.");
+		amdgpu_rule(AMDGPU_RULE_FIXED, true, INSIDE,
+			    "The same frame with amdgpu's fix (a scale that differs in either "
+			    "direction): the cursor gets a pipe of its own and keeps its shape. "
+			    "The fix is for every client; this one does not opt in to anything.");
 	}
 	html_end();
 	reset_all();

@@ -52,12 +52,16 @@ bool have_amdgpu_rule(void)
 	return access(AMDGPU_RULE_PARAM, W_OK) == 0;
 }
 
-int set_amdgpu_rule(bool on)
+int set_amdgpu_rule(enum amdgpu_rule rule)
 {
+	static const char *const value[] = {
+		[AMDGPU_RULE_OFF] = "0", [AMDGPU_RULE_FIXED] = "1", [AMDGPU_RULE_RELEASED] = "2",
+	};
+
 	/* Kernels without the setting have nothing to turn off. */
-	if (!on && !have_amdgpu_rule())
+	if (rule == AMDGPU_RULE_OFF && !have_amdgpu_rule())
 		return 0;
-	return kms_write_file(AMDGPU_RULE_PARAM, on ? "1" : "0");
+	return kms_write_file(AMDGPU_RULE_PARAM, value[rule]);
 }
 
 int set_hw_pipes(unsigned int pipes)

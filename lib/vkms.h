@@ -25,11 +25,14 @@ int set_protect_legacy(bool on);
 int set_hw_pipes(unsigned int pipes);
 /*
  * vkms.amdgpu_cursor_rule: vkms chooses the cursor mode as amdgpu_dm does
- * since Linux 6.11 (dm_crtc_get_cursor_mode()), for every client alike.
- * Only kernels that offer it have it: the 6.12 series.
+ * since Linux 6.11 (dm_crtc_get_cursor_mode()), for every client alike:
+ * with amdgpu's fixes for planes scaled in one direction and for moved
+ * planes (the 6.12 series' first patches), or as 6.11 to 6.12 released
+ * it. Only kernels that offer it have it: the 6.12 series.
  */
+enum amdgpu_rule { AMDGPU_RULE_OFF, AMDGPU_RULE_FIXED, AMDGPU_RULE_RELEASED };
 bool have_amdgpu_rule(void);
-int set_amdgpu_rule(bool on);
+int set_amdgpu_rule(enum amdgpu_rule rule);
 int vkms_set_skip_validation(const char *debugfs, bool on);
 
 /* How vkms draws the cursor of the current CRTC state (debugfs). */

@@ -8,12 +8,12 @@
 #include "tap.h"
 
 const char *const policy_name[N_POLICIES] = {
-	"no-legacy-cursor", "guarded", "unguarded", "amdgpu-6.12", "seed-001",
+	"no-legacy-cursor", "guarded", "unguarded", "amdgpu-fixed", "amdgpu-released", "seed-001",
 };
 
 struct rig rig;
 struct image img_pipes, img_ideal, img_scratch;
-struct image img_shown[4];
+struct image img_shown[5];
 
 void check_setup(int ret, const char *what)
 {
@@ -127,7 +127,8 @@ void set_policy(enum policy p)
 {
 	commit_from(p == NO_LEGACY ? rig.holder_fd : rig.plain_fd);
 	set_protect_legacy(p != UNGUARDED);
-	set_amdgpu_rule(p == AMDGPU_RULE);
+	set_amdgpu_rule(p == AMDGPU_RULE ? AMDGPU_RULE_FIXED :
+			p == AMDGPU_RELEASED ? AMDGPU_RULE_RELEASED : AMDGPU_RULE_OFF);
 }
 
 int commit_raw(const struct scene *s, enum policy p, uint32_t flags)
@@ -176,7 +177,7 @@ static bool seed_rule_accepts(const struct scene *s)
 
 bool verdict(const struct scene *s, enum policy p)
 {
-	if (p == AMDGPU_RULE && !have_amdgpu_rule())
+	if (amdgpu_policy(p) && !have_amdgpu_rule())
 		return false;
 	return p == SEED_RULE ? seed_rule_accepts(s) : accepted(s, p);
 }
@@ -189,7 +190,7 @@ int reset_state(void)
 	 * amdgpu's rule stays in force after a commit made under it, so that
 	 * the capture commits that follow keep its mode, as amdgpu would.
 	 */
-	set_amdgpu_rule(false);
+	set_amdgpu_rule(AMDGPU_RULE_OFF);
 	scene_default(&s);
 	return scene_commit(&rig, &s, 0);
 }
@@ -363,7 +364,7 @@ static void random_overlay(struct plane_cfg *p)
 {
 	static const unsigned int num[] = { 1, 1, 1, 1, 2, 1, 3, 2, 4, 1, 3 };
 	static const unsigned int den[] = { 1, 1, 1, 1, 1, 2, 2, 3, 1, 4, 4 };
-	unsigned int k = rnd(ARRAY_SIZE(num));
+	unsigned int k = rnd(ARRAY_SIZE(num)), kh;
 
 	p->on = true;
 	p->translucent = rnd(3) == 0;
@@ -376,13 +377,23 @@ static void random_overlay(struct plane_cfg *p)
 		p->x = (int)rnd(SCENE_W) - (int)p->w / 4;
 		p->y = (int)rnd(SCENE_H) - (int)p->h / 4;
 	}
+	/* One overlay in four is scaled by another factor in height. */
+	kh = rnd(4) ? k : rnd(ARRAY_SIZE(num));
 	p->src_w = p->w * num[k] / den[k];
-	p->src_h = p->h * num[k] / den[k];
+	p->src_h = p->h * num[kh] / den[kh];
 	if (!p->src_w || !p->src_h || p->src_w * 4 < p->w || p->src_h * 4 < p->h ||
 	    p->src_w > 4 * p->w || p->src_h > 4 * p->h) {
 		p->src_w = p->w;
 		p->src_h = p->h;
 	}
+}
+
+bool scene_has_translucent(const struct scene *s)
+{
+	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
+		if (s->overlay[i].on && s->overlay[i].translucent)
+			return true;
+	return false;
 }
 
 void random_scene(struct scene *s)

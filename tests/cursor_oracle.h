@@ -28,13 +28,25 @@
  *                     (a file of its own: the cap cannot be cleared)
  *   guarded           a client without it, protect_legacy_cursor=1
  *   unguarded         a client without it, protect_legacy_cursor=0
- *   amdgpu-6.12       vkms.amdgpu_cursor_rule=1: vkms picks the mode as
- *                     amdgpu_dm does since 6.11, committed and displayed like
- *                     the others (only on kernels that offer the setting)
+ *   amdgpu-fixed      vkms.amdgpu_cursor_rule=1: vkms picks the mode as
+ *                     amdgpu_dm does with the 6.12 series' fixes (planes
+ *                     scaled in one direction, moved planes), committed and
+ *                     displayed like the others (only on kernels that offer
+ *                     the setting)
+ *   amdgpu-released   vkms.amdgpu_cursor_rule=2: the same rule as 6.11 to
+ *                     6.12 released it
  *   seed-001          amdgpu's historical validate_overlay(), evaluated here
  *                     in user space
  */
-enum policy { NO_LEGACY, GUARDED, UNGUARDED, AMDGPU_RULE, SEED_RULE, N_POLICIES };
+enum policy {
+	NO_LEGACY, GUARDED, UNGUARDED, AMDGPU_RULE, AMDGPU_RELEASED, SEED_RULE, N_POLICIES
+};
+
+/* Whether @p is one of amdgpu's rules, which vkms applies to every client. */
+static inline bool amdgpu_policy(enum policy p)
+{
+	return p == AMDGPU_RULE || p == AMDGPU_RELEASED;
+}
 
 /* For diagnostics; those of the three client policies are test labels too. */
 extern const char *const policy_name[N_POLICIES];
@@ -49,7 +61,7 @@ extern struct rig rig;
 /* The oracle's two pictures, and a capture whose picture is not looked at. */
 extern struct image img_pipes, img_ideal, img_scratch;
 /* The sweep's captures of what each policy's commit displays. */
-extern struct image img_shown[4];
+extern struct image img_shown[5];
 
 /* Ends the program, which has no plan then, if @ret says a setup step failed. */
 void check_setup(int ret, const char *what);
@@ -70,6 +82,8 @@ struct cursor_state cursor_state_now(void);
  */
 void state_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Whether an overlay of @s is on with per-pixel alpha (ARGB8888, alpha 0x80). */
+bool scene_has_translucent(const struct scene *s);
 /* Pipes a scene needs: every plane but the cursor (all of them are on screen). */
 unsigned int scene_planes(const struct scene *s);
 /* The default scene with the overlays of @overlays that are on, and @cur. */

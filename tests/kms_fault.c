@@ -609,7 +609,7 @@ static int set_policy(enum policy p)
 	ret = ret ?: set_per_pipe(p != PLANE);
 	ret = ret ?: set_protect_legacy(p != UNGUARDED);
 	if (have_amdgpu_rule())
-		ret = ret ?: set_amdgpu_rule(p == AMDGPU);
+		ret = ret ?: set_amdgpu_rule(p == AMDGPU ? AMDGPU_RULE_FIXED : AMDGPU_RULE_OFF);
 	return ret;
 }
 
@@ -622,7 +622,7 @@ static int ordinary_commit(void)
 	ret = rig_commit_from(&rig, rig.plain_fd) ?: set_per_pipe(true) ?:
 	      set_protect_legacy(true) ?: set_hw_pipes(HW_PIPES_DEFAULT);
 	if (!ret && have_amdgpu_rule())
-		ret = set_amdgpu_rule(false);
+		ret = set_amdgpu_rule(AMDGPU_RULE_OFF);
 	scene_default(&s);
 	return ret ?: scene_commit(&rig, &s, 0);
 }

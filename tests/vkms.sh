@@ -36,7 +36,8 @@ vkms_cursor_state() {
 }
 
 # vkms_set PER_PLANE PROTECT HW_PIPES [AMDGPU_RULE]: the emulation's
-# parameters (0 or 1, a count), which vkms reads at every atomic_check.
+# parameters (0 or 1, a count, and 0, 1 for amdgpu's rule with its fixes
+# or 2 for the rule as released), which vkms reads at every atomic_check.
 # Read back, as a write of a bad value may be refused and leave the old
 # one. A kernel without amdgpu_cursor_rule can only leave it off.
 vkms_set() {
@@ -45,7 +46,7 @@ vkms_set() {
 		echo "$2" > $VKMS_PARAMS/protect_legacy_cursor &&
 		echo "$3" > $VKMS_PARAMS/hw_pipes || return 1
 	if [ -e $vkms_rule ]; then
-		echo "${4:-0}" > $vkms_rule && [ "$(cat $vkms_rule)" = "$(echo "${4:-0}" | tr 01 NY)" ] ||
+		echo "${4:-0}" > $vkms_rule && [ "$(cat $vkms_rule)" = "${4:-0}" ] ||
 			return 1
 	else
 		[ "${4:-0}" = 0 ] || return 1
