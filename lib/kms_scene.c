@@ -126,6 +126,17 @@ static int add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane_id,
 {
 	int ret;
 
+	/*
+	 * A rotation stays until changed, also on a plane switched off:
+	 * every scene sets it where the plane has the property, so that a
+	 * scene is the whole state whatever was committed before.
+	 */
+	if (rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "rotation") &&
+	    rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "rotation",
+		    p->on && p->rotation ? p->rotation : DRM_MODE_ROTATE_0))
+		return -EINVAL;
+	else if (p->on && p->rotation && !rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "rotation"))
+		return -EOPNOTSUPP;
 	if (!p->on)
 		return rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
 		       rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
@@ -133,12 +144,6 @@ static int add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane_id,
 			    p->x, p->y, p->w, p->h);
 	if (!ret && rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "zpos"))
 		ret = rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "zpos", p->zpos);
-	/* Always set where it exists: a rotation stays until changed. */
-	if (!ret && rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "rotation"))
-		ret = rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "rotation",
-			      p->rotation ?: DRM_MODE_ROTATE_0);
-	else if (!ret && p->rotation)
-		ret = -EOPNOTSUPP;
 	return ret;
 }
 

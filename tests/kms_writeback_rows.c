@@ -94,6 +94,7 @@ static const struct rect small_at = { 200, 130, 8, 8 };
 static void test_rotated_top_plane(char **argv)
 {
 	struct image with_rotated = { }, reference = { }, primary_only = { };
+	struct scene s0;
 	bool have_rotation = kms_prop_id(rig.fd, rig.kms.overlay_ids[0],
 					 DRM_MODE_OBJECT_PLANE, "rotation") != 0;
 	int ret;
@@ -146,6 +147,10 @@ static void test_rotated_top_plane(char **argv)
 		tap_okf(diff == 0, tap_name("primary-unchanged-outside-the-planes@%s", l),
 			"%ld pixels differ outside both planes, first at %d,%d", diff, fx, fy);
 	}
+	/* Leave no rotation behind for the next program on this vkms. */
+	scene_default(&s0);
+	ret = scene_commit(&rig, &s0, 0);
+	tap_okf(ret == 0, "rotation-reset", "committing the primary alone: %s", strerror(-ret));
 	image_free(&with_rotated);
 	image_free(&reference);
 	image_free(&primary_only);
