@@ -358,6 +358,11 @@ int kmsg_open(void)
 	return 0;
 }
 
+void kmsg_read_from(int fd)
+{
+	kmsg_fd = fd;
+}
+
 void kmsg_mark(void)
 {
 	lseek(kmsg_fd, 0, SEEK_END);

@@ -103,6 +103,8 @@ int kms_wait_event(int fd, int timeout_ms);
  */
 int kmsg_open(void);
 void kmsg_mark(void);
+/* Reads the records from @fd instead (host tests feed made-up logs). */
+void kmsg_read_from(int fd);
 bool kmsg_seen(const char *a, const char *b);
 /* Like kmsg_seen(), for a record that contains @a or @b. */
 bool kmsg_seen_either(const char *a, const char *b);

@@ -10,7 +10,7 @@ mkdir -p "$scratch"
 # shellcheck disable=SC2046
 if ! cc -std=gnu11 -O1 -Wall -Wextra -Werror -I"$repo/lib" -I"$khdr/drm" \
 	$(pkg-config --cflags libdrm) -o "$scratch/kmsg_selftest" \
-	"$repo/tests/host/kmsg_selftest.c" "$repo/lib/tap.c" \
+	"$repo/tests/host/kmsg_selftest.c" "$repo/lib/kms_util.c" "$repo/lib/tap.c" \
 	$(pkg-config --libs libdrm) 2> "$scratch/kmsg_selftest.err"; then
 	echo "not ok 1 - builds"
 	sed 's/^/# /' "$scratch/kmsg_selftest.err"
