@@ -17,36 +17,23 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/harness/lib.sh"
 . "$REPO/tests/tap.sh"
 
-# build_checkout OBJ CONFIG: build the checked-out patch $n in OBJ and
-# report it as patch-N-builds@CONFIG, its time and warnings in a diagnostic.
-# Warnings are what a maintainer's build would print: none allowed.
-build_checkout() {
-	_log=$1/patch-$n.log
-	_t0=$(date +%s)
-	make -s -C "$SRC" O="$1" -j"$JOBS" bzImage modules > "$_log" 2>&1
-	_rc=$?
-	_warnings=$(grep -c -E 'warning:|WARNING:' "$_log")
-	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ]
-	tap_result $? "patch-$n-builds@$2"
-	tap_diag "patch $n ($2): $(( $(date +%s) - _t0 )) s, exit status $_rc, $_warnings warnings: $subject"
-	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ] ||
-		grep -E 'error|warning|WARNING' "$_log" | head -20 | sed 's/^/# /'
-}
-
-# compile_checkout OBJ CONFIG OBJECTS: compile only OBJECTS of the
-# checked-out patch $n, reported as patch-N-compiles@CONFIG.
-compile_checkout() {
-	_log=$1/patch-$n.log
-	_t0=$(date +%s)
+# make_checkout OBJ TEST TARGET...: make TARGETs of the checked-out patch
+# $n in OBJ and report it as patch-N-TEST (builds@CONFIG for the whole
+# kernel, compiles@CONFIG for some objects), its time and warnings in a
+# diagnostic. Warnings are what a maintainer's build would print: none
+# allowed.
+make_checkout() {
 	_dir=$1
-	_cfg=$2
+	_test=$2
 	shift 2
+	_log=$_dir/patch-$n.log
+	_t0=$(date +%s)
 	make -s -C "$SRC" O="$_dir" -j"$JOBS" "$@" > "$_log" 2>&1
 	_rc=$?
 	_warnings=$(grep -c -E 'warning:|WARNING:' "$_log")
 	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ]
-	tap_result $? "patch-$n-compiles@$_cfg"
-	tap_diag "patch $n ($_cfg, $*): $(( $(date +%s) - _t0 )) s, exit status $_rc, $_warnings warnings: $subject"
+	tap_result $? "patch-$n-$_test"
+	tap_diag "patch $n ($_test, $*): $(( $(date +%s) - _t0 )) s, exit status $_rc, $_warnings warnings: $subject"
 	[ "$_rc" = 0 ] && [ "$_warnings" = 0 ] ||
 		grep -E 'error|warning|WARNING' "$_log" | head -20 | sed 's/^/# /'
 }
@@ -91,7 +78,7 @@ for c in $(git -C "$SRC" rev-list pristine..HEAD); do
 		continue
 	fi
 	git -C "$SRC" checkout -q --detach "$c" || { tap_result 1 "patch-$n-checkout"; continue; }
-	build_checkout "$obj" base
+	make_checkout "$obj" builds@base bzImage modules
 	git -C "$SRC" diff --quiet "$c^" "$c" -- drivers/gpu/drm/amd && continue
 	# The patches touching amdgpu, with amdgpu: from a fresh copy of the
 	# amd objects of the tip, as for base. Walking back, git rewrote only
@@ -103,12 +90,12 @@ for c in $(git -C "$SRC" rev-list pristine..HEAD); do
 	fi
 	if git -C "$SRC" diff --quiet "$c" "$tip" -- . ':!drivers/gpu/drm/amd' \
 		':!drivers/gpu/drm/vkms' ':!Documentation'; then
-		build_checkout "$amd_obj" amd
+		make_checkout "$amd_obj" builds@amd bzImage modules
 		continue
 	fi
 	# Objects as amdgpu's Makefile names them.
 	# shellcheck disable=SC2046
-	compile_checkout "$amd_obj" amd $(git -C "$SRC" diff --name-only "$c^" "$c" \
+	make_checkout "$amd_obj" compiles@amd $(git -C "$SRC" diff --name-only "$c^" "$c" \
 		-- 'drivers/gpu/drm/amd/*.c' | while read -r f; do
 		f=drivers/gpu/drm/amd/amdgpu/../${f#drivers/gpu/drm/amd/}
 		echo "${f%.c}.o"
