@@ -124,6 +124,7 @@ static int rig_add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane,
 static int add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane_id,
 		     const struct kms_fb *fb, const struct plane_cfg *p)
 {
+	uint32_t rotation = p->on && p->rotation ? p->rotation : DRM_MODE_ROTATE_0;
 	int ret;
 
 	/*
@@ -131,12 +132,12 @@ static int add_plane(struct rig *b, drmModeAtomicReqPtr req, uint32_t plane_id,
 	 * every scene sets it where the plane has the property, so that a
 	 * scene is the whole state whatever was committed before.
 	 */
-	if (rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "rotation") &&
-	    rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "rotation",
-		    p->on && p->rotation ? p->rotation : DRM_MODE_ROTATE_0))
-		return -EINVAL;
-	else if (p->on && p->rotation && !rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "rotation"))
+	if (rig_prop(b, plane_id, DRM_MODE_OBJECT_PLANE, "rotation")) {
+		if (rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "rotation", rotation))
+			return -EINVAL;
+	} else if (rotation != DRM_MODE_ROTATE_0) {
 		return -EOPNOTSUPP;
+	}
 	if (!p->on)
 		return rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "FB_ID", 0) |
 		       rig_add(b, req, plane_id, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
@@ -383,6 +384,16 @@ int rig_open(struct rig *b)
 	fill(&b->primary_fb, 0, false, false);
 	fill(&b->cursor_fb, 0, false, true);
 	return rig_reset(b);
+}
+
+void rig_open_or_exit(struct rig *b)
+{
+	int ret = rig_open(b);
+
+	if (ret) {
+		printf("# vkms set-up failed: %s\n", strerror(-ret));
+		exit(1);
+	}
 }
 
 int rig_attach_writeback(struct rig *b)

@@ -81,6 +81,11 @@ struct rig {
 
 /* Opens vkms with overlays, writeback and a small fast mode. */
 int rig_open(struct rig *b);
+/*
+ * rig_open() for a TAP program's set-up: on failure, says why as a TAP
+ * diagnostic and exits, leaving the program without a plan.
+ */
+void rig_open_or_exit(struct rig *b);
 void rig_close(struct rig *b);
 /*
  * DRM_CLIENT_CAP_NO_LEGACY_CURSOR holds for the lifetime of a file, so the

@@ -25,12 +25,7 @@ static struct rig rig;
 
 static void setup(void)
 {
-	int ret = rig_open(&rig);
-
-	if (ret) {
-		tap_diag("vkms set-up failed: %s", strerror(-ret));
-		exit(1);
-	}
+	rig_open_or_exit(&rig);
 }
 
 static void teardown(void)
