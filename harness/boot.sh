@@ -21,10 +21,13 @@ rm -f "$out/console.log" "$out/results.tap"
 
 # drm.debug: KMS (0x04) and ATOMIC (0x10) messages reach the log buffer,
 # where the tests read them through /dev/kmsg; loglevel keeps them off the
-# slow serial console.
+# slow serial console. The amd guests read none, and its KUnit suites make
+# some hundred thousand atomic commits whose messages would push their own
+# results out of the log buffer.
 loglevel=6
 [ "$mode" = test ] || loglevel=4
-append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M drm.debug=0x14 harness.mode=$mode harness.config=$cfg"
+append="console=ttyS0 loglevel=$loglevel panic=-1 log_buf_len=16M harness.mode=$mode harness.config=$cfg"
+case "$cfg" in amd|released) ;; *) append="$append drm.debug=0x14" ;; esac
 # Developer shortcut: HARNESS_ONLY=<glob> runs only the guest suites matching it.
 [ -n "${HARNESS_ONLY:-}" ] && append="$append harness.only=$HARNESS_ONLY"
 # HARNESS_FAULT_SWEEPS=2: the fault suite sweeps twice (default once).

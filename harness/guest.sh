@@ -5,7 +5,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: guest.sh base|debug|amd|pristine}
+cfg=${1:?usage: guest.sh base|debug|amd|pristine|released}
 obj=$(objdir "$cfg")
 rel=$(kernel_release "$cfg")
 stage=$BUILD/initramfs-$cfg
@@ -21,6 +21,22 @@ if [ "$cfg" = pristine ]; then
 	cp "$REPO/harness/init" "$stage/init"
 	cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
 	cp "$BUILD"/bench-bin/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
+	chmod +x "$stage/init"
+	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
+	say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"
+	exit 0
+fi
+
+# The released rule's kernel (harness/released-rule.sh) runs amdgpu's KUnit
+# suites only.
+if [ "$cfg" = released ]; then
+	rm -rf "$stage"
+	mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests"
+	cp /bin/busybox "$stage/bin/busybox"
+	cp "$REPO/harness/init" "$stage/init"
+	cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
+	cp "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
+		"$REPO"/tests/kunit-suites "$stage/tests/"
 	chmod +x "$stage/init"
 	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
 	say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"

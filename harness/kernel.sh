@@ -3,11 +3,12 @@
 # installed modules and uapi headers, all under build/obj-<config>. A
 # configuration without modules (i386) gets bzImage only. pristine is the
 # base configuration built from Debian's unpatched tree (the bench's
-# reference).
+# reference); released is the amd configuration on the series without the
+# fixes to amdgpu's cursor mode decision (harness/released-rule.sh).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-cfg=${1:?usage: kernel.sh base|debug|amd|i386|pristine}
+cfg=${1:?usage: kernel.sh base|debug|amd|i386|pristine|released}
 obj=$(objdir "$cfg")
 arch=$(karch "$cfg")
 frags=$(fragments "$cfg")
@@ -27,24 +28,28 @@ if [ "$cfg" = pristine ]; then
 	   [ -n "$(git -C "$SRC" status --porcelain)" ]; then
 		die "pristine: $SRC is not the clean tag 'pristine'"
 	fi
-	# The fragments name a few symbols that only the series defines (its
-	# KUnit tests): they cannot exist here and configure nothing the bench
-	# runs, so they are dropped, by name, rather than failing the check
-	# below. Any other symbol must still take.
+fi
+if [ "$cfg" = pristine ] || [ "$cfg" = released ]; then
+	[ -d "$SRC" ] || die "$cfg: no tree at $SRC"
+	# The fragments name a few symbols that only the series, or its later
+	# patches, define (its KUnit tests): they cannot exist here and
+	# configure nothing these kernels run, so they are dropped, by name,
+	# rather than failing the check below. Any other symbol must still
+	# take.
 	mkdir -p "$obj"
-	defined=$obj/pristine.symbols
+	defined=$obj/kconfig.symbols
 	grep -rhs --include='Kconfig*' -E '^(menu)?config [A-Za-z0-9_]+$' "$SRC" |
 		cut -d' ' -f2 | sort -u > "$defined"
 	# shellcheck disable=SC2086
 	cat $frags | while IFS= read -r line; do
 		sym=$(echo "$line" | sed -n 's/^CONFIG_\([A-Za-z0-9_]*\)=.*/\1/p')
 		if [ -n "$sym" ] && ! grep -qx "$sym" "$defined"; then
-			say "pristine: dropping $line (defined by the series only)"
+			say "$cfg: dropping $line (not defined in this tree)"
 			continue
 		fi
 		printf '%s\n' "$line"
-	done > "$obj/pristine.config"
-	frags=$obj/pristine.config
+	done > "$obj/$cfg.config"
+	frags=$obj/$cfg.config
 fi
 # amd is base plus amdgpu: start from base's objects, kbuild rebuilds what
 # the configuration change touches (it tracks each CONFIG_ symbol a file

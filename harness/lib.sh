@@ -47,8 +47,17 @@ boot_qemu() {
 # pristine).
 objdir() { echo "$BUILD/obj-$1"; }
 
-# The source tree of one configuration: pristine is the unpatched tree.
-srcdir() { case "$1" in pristine) echo "$PRISTINE_SRC" ;; *) echo "$SRC" ;; esac; }
+# The source tree of one configuration: pristine is the unpatched tree,
+# released the series up to its end-to-end check of amdgpu's cursor mode
+# decision with the fixes to that decision reverted (harness/released-rule.sh).
+RELEASED_SRC=$BUILD/linux-released
+srcdir() {
+	case "$1" in
+	pristine) echo "$PRISTINE_SRC" ;;
+	released) echo "$RELEASED_SRC" ;;
+	*) echo "$SRC" ;;
+	esac
+}
 
 # Config fragments of one configuration, in merge order. pristine is base
 # on the unpatched tree: the same fragments, less the symbols that only the
@@ -59,9 +68,9 @@ fragments() {
 	case "$1" in
 	base|pristine) _fr="base" ;;
 	debug) _fr="base debug" ;;
-	amd) _fr="base amd" ;;
+	amd|released) _fr="base amd" ;;
 	i386) _fr="i386" ;;
-	*) die "unknown configuration '$1' (base, debug, amd, i386, pristine)" ;;
+	*) die "unknown configuration '$1' (base, debug, amd, i386, pristine, released)" ;;
 	esac
 	for _f in $_fr; do
 		echo "$REPO/harness/config/$_f.config"
