@@ -1,6 +1,6 @@
 #!/bin/sh
 # Configure and build one guest kernel configuration: bzImage, modules,
-# installed modules and uapi headers, all under build/obj-<config>. A
+# installed modules and uapi headers, all under build/<tree>/obj-<config>. A
 # configuration without modules (i386) gets bzImage only. pristine is the
 # base configuration built from Debian's unpatched tree (the bench's
 # reference); released is the amd configuration on the series without the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # make demo: build the patched base kernel and boot it once, its console on
 # the terminal: the capability and the per-plane cursor story, whose frames
-# come back as PNG files with an index.html in build/demo/. (make bench is
+# come back as PNG files with an index.html in build/<tree>/demo/. (make bench is
 # bench/bench.sh: it boots the unpatched kernel too.)
 set -eu
 . "$(dirname "$0")/lib.sh"
