@@ -10,36 +10,42 @@ obj=$(objdir "$cfg")
 rel=$(kernel_release "$cfg")
 stage=$BUILD/initramfs-$cfg
 
+# stage_init DIR...: a fresh initramfs tree with busybox, the harness's
+# PID 1 and the kernel's modules, and the payload directories DIR...
+stage_init() {
+	rm -rf "$stage"
+	mkdir -p "$stage/bin" "$stage/lib/modules"
+	for _d in "$@"; do mkdir -p "$stage/$_d"; done
+	cp /bin/busybox "$stage/bin/busybox"
+	cp "$REPO/harness/init" "$stage/init"
+	chmod +x "$stage/init"
+	cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
+}
+
+# pack: the tree as the configuration's initramfs.
+pack() {
+	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
+	say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"
+}
+
 # The unpatched kernel (bench/bench.sh's reference) boots only the bench,
 # with the very binary the patched kernel runs: built once, against the
 # patched uapi headers, it finds out at run time what the kernel offers.
 if [ "$cfg" = pristine ]; then
 	make -s -C "$REPO/bench/guest" KHDR="$(objdir base)/hdr/include" OUT="$BUILD/bench-bin"
-	rm -rf "$stage"
-	mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/bench"
-	cp /bin/busybox "$stage/bin/busybox"
-	cp "$REPO/harness/init" "$stage/init"
-	cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
+	stage_init bench
 	cp "$BUILD"/bench-bin/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
-	chmod +x "$stage/init"
-	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
-	say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"
+	pack
 	exit 0
 fi
 
 # The released rule's kernel (harness/released-rule.sh) runs amdgpu's KUnit
 # suites only.
 if [ "$cfg" = released ]; then
-	rm -rf "$stage"
-	mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests"
-	cp /bin/busybox "$stage/bin/busybox"
-	cp "$REPO/harness/init" "$stage/init"
-	cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
+	stage_init tests
 	cp "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
 		"$REPO"/tests/kunit-suites "$stage/tests/"
-	chmod +x "$stage/init"
-	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
-	say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"
+	pack
 	exit 0
 fi
 
@@ -51,11 +57,7 @@ twin=$BUILD/twin-$cfg
 rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
 make -s -C "$obj" M="$twin" modules >/dev/null
 
-rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/tests" "$stage/demo" "$stage/bench"
-cp /bin/busybox "$stage/bin/busybox"
-cp "$REPO/harness/init" "$stage/init"
-cp -a "$obj/mods/lib/modules/$rel" "$stage/lib/modules/"
+stage_init tests demo bench
 cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
 	"$REPO"/tests/kunit-suites "$stage/tests/"
 for f in "$REPO"/tests/clients-*.sh; do
@@ -64,7 +66,6 @@ done
 cp "$twin/exported_twin.ko" "$stage/tests/"
 cp "$BUILD"/demo-bin/* "$REPO/demo/run-demo.sh" "$stage/demo/"
 cp "$BUILD"/bench-bin/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
-chmod +x "$stage/init"
 
 # Clients nobody here wrote, as Debian ships them, with the shared libraries
 # they load (and the guest programs linked against libliftoff).
@@ -84,5 +85,4 @@ copy_dynamic /usr/bin/modetest /usr/bin/drm_info
 copy_dynamic "$BUILD/liftoff/kms_liftoff"
 
 
-(cd "$stage" && find . | cpio -o -H newc --quiet) > "$BUILD/initramfs-$cfg.cpio"
-say "$cfg: initramfs $(du -h "$BUILD/initramfs-$cfg.cpio" | cut -f1)"
+pack
