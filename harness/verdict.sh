@@ -23,7 +23,8 @@ REPORTS='BUG:|kernel BUG at|invalid opcode|Oops|general protection fault|'\
 SPLATS="$REPORTS|WARNING:|Call Trace:"
 
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+reports=$(mktemp)
+trap 'rm -f "$tmp" "$reports"' EXIT
 
 # ktap_suites CFG KUNIT_PY KTAPDIR: the KUnit suites (KTAP, framed as
 # "kunit:NAME" or "kunit-i386:NAME") read by the tree's own KTAP parser,
@@ -192,9 +193,13 @@ for out in "$@"; do
 	if grep -Eq "$SPLATS" "$console"; then
 		first=$(grep -E -m1 "$SPLATS" "$console" | cut -c1-160)
 		echo "FAIL $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report (first: $first)" >> "$tmp"
-		echo "---- $cfg console, first reports ----" >&2
-		grep -E -B2 -A20 "$SPLATS" "$console" | head -80 >&2
-		echo "----" >&2
+		# The report itself goes to the verdict too, just above its last
+		# line, where a CI log that keeps only its end still shows it.
+		{
+			echo "---- $cfg console, first report ----"
+			grep -E -B2 -A40 -m1 "$SPLATS" "$console" | head -60
+			echo "----"
+		} | sed 's/^/# /' >> "$reports"
 	elif [ -s "$console" ]; then
 		echo "PASS $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report" >> "$tmp"
 	else
@@ -204,6 +209,7 @@ for out in "$@"; do
 done
 
 cat "$tmp"
+cat "$reports"
 pass=$(grep -c '^PASS' "$tmp" || true)
 fail=$(grep -c '^FAIL' "$tmp" || true)
 skip=$(grep -c '^SKIP' "$tmp" || true)
