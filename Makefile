@@ -5,9 +5,10 @@
 #               (CONFIGS=base for the fast one only)
 #   make bench  what the series costs against the unpatched kernel, same
 #               configuration, booted alternately (figures, not a verdict)
-# TREES=6.12 or TREES=6.1 for one tree; CONFIGS=base for one configuration.
-TREES ?= 6.12 6.1
-export TREES
+# TREE=6.12 or TREE=6.1 selects one tree for all three (make test runs
+# both without it, make demo and make bench 6.12); CONFIGS=base one
+# configuration of make test; HARNESS_ONLY='<glob>' the guest suites whose
+# names match.
 
 demo:
 	@harness/show.sh demo

@@ -2,7 +2,7 @@
 # Guest side of "make demo": the capability at work, then the per-plane
 # cursor story in pictures. The pictures leave the guest base64-encoded on
 # the results port (ttyS1), between "## file NAME" and "## end" lines, for
-# harness/show.sh to decode into build/demo/.
+# harness/show.sh to decode into build/<tree>/demo/.
 echo
 echo "=== $(uname -sr) on QEMU: vkms with DRM_CLIENT_CAP_NO_LEGACY_CURSOR ==="
 modprobe vkms enable_overlay=1

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Install what the bench needs from Debian's archive, only if something is
+# Install what the harness needs from Debian's archive, only if something is
 # missing. Never touches the host's running kernel: the guest kernel is built
 # from linux-source-6.12 or -6.1 and only ever booted in QEMU.
 set -eu

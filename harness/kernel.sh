@@ -2,7 +2,7 @@
 # Configure and build one guest kernel configuration: bzImage, modules,
 # installed modules and uapi headers, all under build/<tree>/obj-<config>. A
 # configuration without modules (i386) gets bzImage only. pristine is the
-# base configuration built from Debian's unpatched tree (the bench's
+# base configuration built from Debian's unpatched tree (make bench's
 # reference); released is the amd configuration on the series without the
 # fixes to amdgpu's cursor mode decision (harness/released-rule.sh).
 set -eu

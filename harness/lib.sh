@@ -84,7 +84,7 @@ fragments() {
 # primary tree in full and, of the backport, base and amd (whose guest
 # checks the cursor helper against 6.1's DC); the rest of 6.1 runs on
 # demand (6.12's i386 build checks the shared helper for 32 bits; 6.1's own
-# vkms arithmetic only here): make test TREES=6.1 CONFIGS="base debug amd i386 patches".
+# vkms arithmetic only here): make test TREE=6.1 CONFIGS="base debug amd i386 patches".
 configs_of() {
 	case "$1" in
 	6.12) echo base debug amd i386 patches ;;

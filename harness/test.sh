@@ -13,16 +13,18 @@
 # tree's build-only ones (i386, patches) come after the next tree's first
 # configuration, so that its guest runs beside them. Each
 # build leaves $BUILD/results/<cfg>.built ("ok" or "failed") for the guest
-# loop; a failed build stops the producer and the bench, as before. Once
+# loop; a failed build stops the producer and make test. Once
 # the producer is done, two guests run at once.
 #
-# usage: test.sh [CONFIG...]     (TREES: the trees, default "6.12 6.1")
+# usage: test.sh [CONFIG...]     (TREE: one tree, both by default)
 #        test.sh --stage prepare|build|boot [CONFIG]   (one stage, for TREE)
 set -eu
+# lib.sh gives TREE a default: what the caller set is read first.
+trees=${TREE:-6.12 6.1}
 . "$(dirname "$0")/lib.sh"
 
 # host_suite NAME COMMAND...: frame a host-side TAP producer like a guest
-# suite; its failure is a verdict, not a reason to stop the bench.
+# suite; its failure is a verdict, not a reason to stop make test.
 host_suite() {
 	name=$1
 	shift
@@ -107,7 +109,6 @@ if [ "${1:-}" = --stage ]; then
 	exit 0
 fi
 
-trees=${TREES:-6.12 6.1}
 # CONFIGS if given, else each tree's own list.
 configs() { if [ $# -gt 1 ]; then shift; echo "$@"; else configs_of "$1"; fi; }
 
@@ -167,12 +168,12 @@ build_marked() {
 producer=$!
 
 # wait_built TREE CONFIG: until the producer has built it; a failed build
-# (or a producer that stopped before it) ends the bench, as it always did.
+# (or a producer that stopped before it) ends make test.
 wait_built() {
 	marker=$REPO/build/$1/results/$2.built
 	while [ ! -f "$marker" ]; do
 		kill -0 "$producer" 2>/dev/null || [ -f "$marker" ] ||
-			die "tree $1: the bench stopped before building $2"
+			die "tree $1: the harness stopped before building $2"
 		sleep 2
 	done
 	[ "$(cat "$marker")" = ok ] || { wait "$producer" || true; die "tree $1: building $2 failed"; }
@@ -227,7 +228,7 @@ for gm in $guest_marks; do
 done
 [ "$guests_failed" = 0 ] || die "a guest's stage failed"
 printf '[harness] every guest done at %s s\n' "$(elapsed)" >&2
-wait "$producer" || die "the bench itself failed"
+wait "$producer" || die "the harness itself failed"
 printf '[harness] all trees done in %s s\n' "$(elapsed)" >&2
 # shellcheck disable=SC2086
 exec "$REPO/harness/verdict.sh" $outs

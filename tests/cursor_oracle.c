@@ -8,7 +8,7 @@
 #include "tap.h"
 
 const char *const policy_name[N_POLICIES] = {
-	"no-legacy-cursor", "guarded", "unguarded", "amdgpu-fixed", "amdgpu-released", "seed-001",
+	"no-legacy-cursor", "guarded", "unguarded", "amdgpu-fixed", "amdgpu-released", "validate-overlay",
 };
 
 struct rig rig;
@@ -167,7 +167,7 @@ static bool contains(const struct plane_cfg *outer, const struct plane_cfg *inne
 }
 
 /* Seed 001: an enabled overlay must cover the primary plane. */
-static bool seed_rule_accepts(const struct scene *s)
+static bool validate_overlay_accepts(const struct scene *s)
 {
 	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)
 		if (s->overlay[i].on && !contains(&s->overlay[i], &s->primary))
@@ -179,7 +179,7 @@ bool verdict(const struct scene *s, enum policy p)
 {
 	if (amdgpu_policy(p) && !have_amdgpu_rule())
 		return false;
-	return p == SEED_RULE ? seed_rule_accepts(s) : accepted(s, p);
+	return p == VALIDATE_OVERLAY_RULE ? validate_overlay_accepts(s) : accepted(s, p);
 }
 
 int reset_state(void)

@@ -35,11 +35,11 @@
  *                     the setting)
  *   amdgpu-released   vkms.amdgpu_cursor_rule=2: the same rule as 6.11 to
  *                     6.12 released it
- *   seed-001          amdgpu's historical validate_overlay(), evaluated here
+ *   validate-overlay  amdgpu's historical validate_overlay(), evaluated here
  *                     in user space
  */
 enum policy {
-	NO_LEGACY, GUARDED, UNGUARDED, AMDGPU_RULE, AMDGPU_RELEASED, SEED_RULE, N_POLICIES
+	NO_LEGACY, GUARDED, UNGUARDED, AMDGPU_RULE, AMDGPU_RELEASED, VALIDATE_OVERLAY_RULE, N_POLICIES
 };
 
 /* Whether @p is one of amdgpu's rules, which vkms applies to every client. */

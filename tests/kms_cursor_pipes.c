@@ -1282,7 +1282,7 @@ static void sweep_count(struct sweep *sw, const struct sweep_state *st, enum pol
 	k->displayable += displayable;
 	if (!st->ok[p])
 		return;
-	if (p == SEED_RULE) {
+	if (p == VALIDATE_OVERLAY_RULE) {
 		/* amdgpu of 2021 had no other mode than native. */
 		k->wrong += !right;
 		k->displayable_shown += right;
@@ -1385,7 +1385,7 @@ static void sweep_report(const struct sweep *sw)
 			tap_diag("%-12s (not offered by this kernel)", policy_name[p]);
 			continue;
 		}
-		if (p == SEED_RULE)
+		if (p == VALIDATE_OVERLAY_RULE)
 			snprintf(modes, sizeof(modes), "%6s %7s %6s", "-", "-", "-");
 		else
 			snprintf(modes, sizeof(modes), "%6lu %7lu %6lu", k->mode[CURSOR_NATIVE],

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Host-side checks of the seeds' export decision and of the "no process
-# name" rule, as TAP. usage: exports.sh <kernel objdir> <scratch dir>
+# Host-side checks that get_{mm,task}_exe_file stay unexported and of the
+# "no process name" rule, as TAP. usage: exports.sh <kernel objdir> <scratch dir>
 set -u
 obj=$(cd "${1:?usage: exports.sh objdir scratch}" && pwd)
 scratch=${2:?}

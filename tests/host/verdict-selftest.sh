@@ -1,5 +1,5 @@
 #!/bin/sh
-# The bench must be able to fail: feed harness/verdict.sh made-up guest output
+# The verdict must be able to fail: feed harness/verdict.sh made-up guest output
 # and check that it turns each kind of trouble into a failure. TAP.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -10,7 +10,7 @@ failed=0
 
 # expect_cfg WANT NAME DIR RESULTS CONSOLE: verdict.sh on one fake
 # configuration in $tmp/DIR must exit WANT (1: any failure). A DIR laid out
-# like the bench's (<tree>/results/<config>) gets the per-tree rules. NAME
+# like the harness's (<tree>/results/<config>) gets the per-tree rules. NAME
 # is the test's stable kebab-case name (lib/tap.h); what verdict.sh exited
 # with goes into a diagnostic line.
 expect_cfg() {
