@@ -14,13 +14,13 @@
 # anything failed.
 set -eu
 
-# Kernel reports that fail a run whatever the tests said. REPORTS are the
-# ones that never belong to an expected WARN's block.
-REPORTS='BUG:|kernel BUG at|invalid opcode|Oops|general protection fault|'\
-'Kernel panic|KASAN|UBSAN|possible circular locking|possible recursive locking|'\
-'inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|soft lockup|'\
-'hard LOCKUP|sleeping function called from invalid context|kmemleak'
-SPLATS="$REPORTS|WARNING:|Call Trace:"
+# The kernel log policy: what in the console is a kernel report, and the
+# few reports excused, in one table the guest programs read too.
+POLICY=$(cd "$(dirname "$0")/.." && pwd)/lib/kernel_log_policy.def
+# Every report word as an extended regular expression, and the lines that
+# start a report's block without naming one.
+SPLATS=$(sed -n 's/^KERNEL_REPORT("\(.*\)")$/\1/p' "$POLICY" |
+	sed 's/[][\.*^$+?(){}|/]/\\&/g' | paste -sd'|')'|Call Trace:'
 
 tmp=$(mktemp)
 reports=$(mktemp)
@@ -125,71 +125,115 @@ for out in "$@"; do
 	if [ -f "$out/timeout" ]; then
 		echo "FAIL $cfg/guest: $(cat "$out/timeout")" >> "$tmp"
 	fi
-	# Upstream 6.12's drm_rect_test feeds drm_rect_calc_[hv]scale() negative
-	# sizes on purpose ("negative src/dst"), and drm_calc_scale() WARNs on
-	# them: those reports, whole, are the test's, not a kernel problem. Any
-	# other report in the same console still fails the run.
+	# The console without the reports lib/kernel_log_policy.def excuses;
+	# each known upstream WARN's count goes to $known, reported as a skip,
+	# never passed over silently.
 	console=$(mktemp)
 	known=$(mktemp)
-	# Expected: drm_calc_scale()'s WARNs under its KUnit test, and
-	# upstream's WARN when kms_fault fails the kernel's own RMFB commit on
-	# purpose, between its two markers.
-	# Known upstream: vkms's WARN_ON in vkms_get_vblank_timestamp(), an
-	# open syzbot report (extid 93bd128a383695391534). Seen here only from
-	# drm_crtc_next_vblank_start(), which wait_for_fences calls without a
-	# lock: it reads the timer's expiry just before the late vblank timer
-	# (overrun under TCG and KASAN) moves it on, then the vblank time the
-	# timer stored, which equals the old expiry. Both sides are upstream
-	# code (patch 1 only changes which flag the timer reads to start the
-	# composer). It is reported as a skip with its count, never passed
-	# over silently; from any other caller it fails the run.
-	tr -d '\r' < "$out/console.log" 2>/dev/null | awk -v known="$known" -v reports="$REPORTS" '
+	tr -d '\r' < "$out/console.log" 2>/dev/null | awk -v known="$known" -v policy="$POLICY" '
+		BEGIN {
+			while ((getline line < policy) > 0) {
+				n = split(line, q, "\"")
+				if (line ~ /^KERNEL_REPORT\(/ && q[2] != "WARNING:")
+					other_report[q[2]] = 1
+				else if (line ~ /^KERNEL_LOG_NOT_A_REPORT\(/)
+					not_report[q[2]] = 1
+				else if (line ~ /^KERNEL_WARN_UPSTREAM\(/) {
+					nup++; up_fn[nup] = q[2]; up_caller[nup] = q[4]; up_ref[nup] = q[6]
+				} else if (line ~ /^KERNEL_WARN_EXPECTED\(/) {
+					nex++; ex_fn[nex] = q[2]; ex_holds[nex] = q[4]; ex_window[nex] = q[6]
+				} else if (line ~ /^KERNEL_LOG_WINDOW\(/) {
+					win_start[q[2]] = q[4]; win_end[q[2]] = q[6]
+				}
+			}
+			close(policy)
+		}
+		function count(block, text,   n, i) {
+			n = 0
+			while ((i = index(block, text)) > 0) {
+				n++
+				block = substr(block, i + length(text))
+			}
+			return n
+		}
 		# A block is exempted only if it holds exactly one report: one
 		# "cut here", one WARNING, one call trace, nothing else. A
 		# report from the other CPU printed inside it is never exempted
 		# with it.
-		function count(block, re,   copy) {
-			copy = block
-			return gsub(re, "", copy)
+		function single_warning(block,   w) {
+			if (count(block, "WARNING:") != 1 || count(block, "Call Trace:") != 1 ||
+			    count(block, "[ cut here ]") != 1)
+				return 0
+			for (w in other_report)
+				if (index(block, w))
+					return 0
+			return 1
 		}
-		function single_warning(block) {
-			return count(block, "WARNING:") == 1 && count(block, "Call Trace:") == 1 &&
-			       count(block, "\\[ cut here \\]") == 1 && block !~ reports
+		# Whether the block WARNed in function fn: its WARNING line names it.
+		function warned_in(block, fn,   lines, n, i) {
+			n = split(block, lines, "\n")
+			for (i = 1; i <= n; i++)
+				if (index(lines[i], "WARNING:") && index(lines[i], " " fn))
+					return 1
+			return 0
 		}
-		/kms_fault: failing the kernel.s own commit/ { failing = 1 }
-		/kms_fault: done failing the kernel.s own commit/ { failing = 0 }
+		# Whether the block holds fn as a reliable frame (not "? ").
+		function reliable_frame(block, fn,   lines, n, i, frame) {
+			n = split(block, lines, "\n")
+			for (i = 1; i <= n; i++) {
+				frame = lines[i]
+				sub(/^\[[^]]*\] */, "", frame)
+				if (substr(frame, 1, length(fn)) == fn)
+					return 1
+			}
+			return 0
+		}
+		function excused(block,   i) {
+			if (!single_warning(block))
+				return 0
+			for (i = 1; i <= nex; i++)
+				if (warned_in(block, ex_fn[i]) && index(block, ex_holds[i]) &&
+				    (ex_window[i] == "" || open_window[ex_window[i]]))
+					return 1
+			for (i = 1; i <= nup; i++)
+				if (warned_in(block, up_fn[i]) && reliable_frame(block, up_caller[i])) {
+					upstream[i]++
+					return 1
+				}
+			return 0
+		}
+		{
+			for (w in win_start) {
+				if (index($0, win_start[w]))
+					open_window[w] = 1
+				if (index($0, win_end[w]))
+					open_window[w] = 0
+			}
+			for (w in not_report)
+				if (index($0, w))
+					next
+		}
 		# A block opened inside another one: the outer one is reported
 		# as it is.
 		/-+\[ cut here \]-+/ { if (inside) printf "%s", held; held = $0 "\n"; inside = 1; next }
 		inside { held = held $0 "\n" }
 		inside && /---\[ end trace/ {
 			inside = 0
-			if (held ~ /WARNING: [^\n]* drm_calc_scale\+/ &&
-			    held ~ /drm_test_rect_calc_[hv]scale/ && single_warning(held))
-				expected++
-			else if (failing && held ~ /atomic remove_fb failed with -12\n/ &&
-				 held ~ /WARNING: [^\n]* drm_framebuffer_remove\+/ && single_warning(held))
-				expected++
-			else if (held ~ /WARNING: [^\n]* at drivers\/gpu\/drm\/vkms\/vkms_crtc\.c:[0-9]+ vkms_get_vblank_timestamp\+/ &&
-				 held ~ /\n[^\n]*\] +drm_crtc_next_vblank_start\+/ && single_warning(held))
-				upstream++
-			else
+			if (!excused(held))
 				printf "%s", held
 			next
 		}
-		# kmemleak falling back when kms_fault fails its own metadata
-		# allocation is not a report.
-		/kmemleak: Cannot allocate a scan area/ { next }
 		!inside { print }
 		END {
 			if (inside)
 				printf "%s", held
-			if (upstream)
-				print upstream > known
+			for (i = 1; i <= nup; i++)
+				if (upstream[i])
+					printf "%s\t%s\t%s\t%d\n", up_fn[i], up_caller[i], up_ref[i], upstream[i] > known
 		}' > "$console"
-	if [ -s "$known" ]; then
-		echo "SKIP $cfg/kernel-log: vkms_get_vblank_timestamp() WARNed $(cat "$known") time(s) # SKIP known upstream (syzbot 93bd128a383695391534), from drm_crtc_next_vblank_start()" >> "$tmp"
-	fi
+	while IFS='	' read -r fn caller ref n; do
+		echo "SKIP $cfg/kernel-log: ${fn%+}() WARNed $n time(s) # SKIP known upstream ($ref), from ${caller%+}()" >> "$tmp"
+	done < "$known"
 	if grep -Eq "$SPLATS" "$console"; then
 		first=$(grep -E -m1 "$SPLATS" "$console" | cut -c1-160)
 		echo "FAIL $cfg/kernel-log: no oops, BUG, WARNING, lockdep or KASAN report (first: $first)" >> "$tmp"

@@ -14,7 +14,7 @@ LDFLAGS += -static
 
 all: $(addprefix $(OUT)/,$(PROGS))
 
-$(OUT)/%: %.c $(SRCS) $(wildcard $(LIB)*.h) $(KHDR)/drm/drm.h
+$(OUT)/%: %.c $(SRCS) $(wildcard $(LIB)*.h $(LIB)*.def) $(KHDR)/drm/drm.h
 	@mkdir -p $(OUT)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SRCS) $(LDLIBS)
 

@@ -368,10 +368,94 @@ void kmsg_mark(void)
 	lseek(kmsg_fd, 0, SEEK_END);
 }
 
+/* ---- the kernel log policy (kernel_log_policy.def) ---- */
+
+#define KERNEL_REPORT(text)
+#define KERNEL_LOG_NOT_A_REPORT(text)
+#define KERNEL_WARN_UPSTREAM(function, caller, reference)
+#define KERNEL_WARN_EXPECTED(function, holds, window)
+#define KERNEL_LOG_WINDOW(name, start, end)
+
+#undef KERNEL_REPORT
+#define KERNEL_REPORT(text) text,
+static const char *const report_words[] = {
+#include "kernel_log_policy.def"
+};
+#undef KERNEL_REPORT
+#define KERNEL_REPORT(text)
+
+#undef KERNEL_LOG_NOT_A_REPORT
+#define KERNEL_LOG_NOT_A_REPORT(text) text,
+static const char *const not_reports[] = {
+#include "kernel_log_policy.def"
+};
+#undef KERNEL_LOG_NOT_A_REPORT
+#define KERNEL_LOG_NOT_A_REPORT(text)
+
+#undef KERNEL_WARN_UPSTREAM
+#define KERNEL_WARN_UPSTREAM(function, caller, reference) { function, caller, reference },
+static const struct kernel_warn_upstream upstream_warns[] = {
+#include "kernel_log_policy.def"
+};
+#undef KERNEL_WARN_UPSTREAM
+#define KERNEL_WARN_UPSTREAM(function, caller, reference)
+
+#undef KERNEL_WARN_EXPECTED
+#define KERNEL_WARN_EXPECTED(function, holds, window) { function, holds, window },
+static const struct kernel_warn_expected expected_warns[] = {
+#include "kernel_log_policy.def"
+};
+#undef KERNEL_WARN_EXPECTED
+#define KERNEL_WARN_EXPECTED(function, holds, window)
+
+#undef KERNEL_LOG_WINDOW
+#define KERNEL_LOG_WINDOW(name, start, end) { name, start, end },
+static const struct { const char *name, *start, *end; } windows[] = {
+#include "kernel_log_policy.def"
+};
+
+bool kernel_log_report(const char *msg)
+{
+	bool report = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(report_words) && !report; i++)
+		report = strstr(msg, report_words[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(not_reports) && report; i++)
+		report = !strstr(msg, not_reports[i]);
+	return report;
+}
+
+const struct kernel_warn_upstream *kernel_log_upstream_warn(const char *msg)
+{
+	if (!strstr(msg, "WARNING:"))
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(upstream_warns); i++)
+		if (strstr(msg, upstream_warns[i].function))
+			return &upstream_warns[i];
+	return NULL;
+}
+
+const struct kernel_warn_expected *kernel_log_expected_warn(const char *window)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(expected_warns); i++)
+		if (!strcmp(expected_warns[i].window, window))
+			return &expected_warns[i];
+	return NULL;
+}
+
+const char *kernel_log_window_marker(const char *window, bool start)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(windows); i++)
+		if (!strcmp(windows[i].name, window))
+			return start ? windows[i].start : windows[i].end;
+	return NULL;
+}
+
 struct kmsg_match {
 	const char *a, *b;
-	/* kmsg_seen_or_warned(): inside upstream's WARN, and its caller seen. */
-	bool in_upstream_warn, upstream_caller;
+	/* kmsg_seen_or_warned(): inside an upstream WARN, and its caller seen. */
+	const struct kernel_warn_upstream *upstream;
+	bool upstream_caller;
 };
 
 /*
@@ -408,7 +492,7 @@ static bool holds_either(const char *rec, struct kmsg_match *m)
 }
 
 /*
- * Upstream's WARN is held until the end of its trace, which must name its
+ * An upstream WARN is held until the end of its trace, which must name its
  * caller as a reliable frame (not "? ", which may be a stale address).
  * Another CPU's records may land inside the trace: each is still judged,
  * and a second upstream WARN inside the first is not excused.
@@ -417,25 +501,24 @@ static bool holds_or_warns(const char *rec, struct kmsg_match *m)
 {
 	const char *msg = strchr(rec, ';') ? strchr(rec, ';') + 1 : rec;
 	const char *frame = msg + strspn(msg, " ");
-	bool warning = strstr(msg, "WARNING");
-	bool upstream = warning && strstr(msg, UPSTREAM_VBLANK_WARN);
+	const struct kernel_warn_upstream *upstream = kernel_log_upstream_warn(msg);
 
-	if ((m->a && strstr(msg, m->a)) || (warning && !upstream))
+	if ((m->a && strstr(msg, m->a)) || (!upstream && kernel_log_report(msg)))
 		return true;
 	if (upstream) {
-		if (m->in_upstream_warn)
+		if (m->upstream)
 			return true;
-		m->in_upstream_warn = true;
+		m->upstream = upstream;
 		m->upstream_caller = false;
 		return false;
 	}
-	if (!m->in_upstream_warn)
+	if (!m->upstream)
 		return false;
-	if (!strncmp(frame, UPSTREAM_VBLANK_CALLER, strlen(UPSTREAM_VBLANK_CALLER)))
+	if (!strncmp(frame, m->upstream->caller, strlen(m->upstream->caller)))
 		m->upstream_caller = true;
 	if (!strstr(msg, "---[ end trace"))
 		return false;
-	m->in_upstream_warn = false;
+	m->upstream = NULL;
 	return !m->upstream_caller;
 }
 
@@ -459,12 +542,12 @@ bool kmsg_seen_or_warned(const char *a)
 	bool found = kmsg_scan(holds_or_warns, &m);
 
 	/* A trace still being printed (by a kworker, say): its end awaited. */
-	for (int i = 0; i < 10 && !found && m.in_upstream_warn; i++) {
+	for (int i = 0; i < 10 && !found && m.upstream; i++) {
 		usleep(100 * 1000);
 		found = kmsg_scan(holds_or_warns, &m);
 	}
 	/* A trace cut short is not known to be upstream's. */
-	return found || m.in_upstream_warn;
+	return found || m.upstream;
 }
 
 int drm_debug_enable(unsigned int mask)

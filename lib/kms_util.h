@@ -109,18 +109,29 @@ bool kmsg_seen(const char *a, const char *b);
 /* Like kmsg_seen(), for a record that contains @a or @b. */
 bool kmsg_seen_either(const char *a, const char *b);
 /*
- * Upstream's vkms vblank timer WARNs when drm_crtc_next_vblank_start(),
- * which reads the timer without a lock, races the timer's callback (syzbot
- * 93bd128a383695391534): how often depends on the host's timing, not on
- * the series. From any other caller the same WARN may be the series'.
- * harness/verdict.sh applies the same rule to the kernel log.
+ * The kernel log policy of lib/kernel_log_policy.def, which
+ * harness/verdict.sh applies to the whole console.
  */
-#define UPSTREAM_VBLANK_WARN "vkms_get_vblank_timestamp+"
-#define UPSTREAM_VBLANK_CALLER "drm_crtc_next_vblank_start+"
+struct kernel_warn_upstream {
+	const char *function, *caller, *reference;
+};
+
+struct kernel_warn_expected {
+	const char *function, *holds, *window;
+};
+
+/* Whether @msg, one record, is a kernel report. */
+bool kernel_log_report(const char *msg);
+/* The upstream WARN whose WARNING line @msg is, or NULL. */
+const struct kernel_warn_upstream *kernel_log_upstream_warn(const char *msg);
+/* The WARN a test provokes between the markers of @window, or NULL. */
+const struct kernel_warn_expected *kernel_log_expected_warn(const char *window);
+/* The start (or end) marker of @window; NULL if there is no such window. */
+const char *kernel_log_window_marker(const char *window, bool start);
 /*
- * Like kmsg_seen(), for a record that contains @a (if not NULL) or a
- * WARNING, but UPSTREAM_VBLANK_WARN with UPSTREAM_VBLANK_CALLER a reliable
- * frame of its trace.
+ * Like kmsg_seen(), for a record that contains @a (if not NULL) or is a
+ * kernel report, but an upstream WARN with its caller a reliable frame of
+ * its trace.
  */
 bool kmsg_seen_or_warned(const char *a);
 /* Writes @value to a sysfs or debugfs file; 0 or -errno. */

@@ -341,25 +341,15 @@ static bool disarm_workers(unsigned int nth)
 
 /* ---- the kernel log ------------------------------------------------------ */
 
-/* harness/verdict.sh expects upstream's WARN after this line, and only that. */
-#define EXPECT_MARKER "kms_fault: failing the kernel's own commit: upstream WARNs"
-#define DONE_MARKER "kms_fault: done failing the kernel's own commit"
-#define EXPECTED_WARN "atomic remove_fb failed with "
-
-static const char *const splat_words[] = {
-	"WARNING:", "BUG:", "KASAN", "UBSAN", "Oops", "circular locking",
-	"inconsistent lock state", "lock held when returning", "INFO: task",
-	"general protection", "kmemleak",
-};
-
-/* kmemleak's fallback when the injection fails its own metadata allocation. */
-#define KMEMLEAK_FALLBACK "kmemleak: Cannot allocate a scan area"
-
 /*
- * UPSTREAM_VBLANK_WARN (lib/kms_util.h) is counted, not reported, when its
- * trace names UPSTREAM_VBLANK_CALLER.
+ * The window of the kernel log policy (lib/kernel_log_policy.def) inside
+ * which harness/verdict.sh expects upstream's WARN for a failed kernel
+ * commit, and only that.
  */
-static unsigned int upstream_vblank_warns;
+#define FAULT_WINDOW "kms_fault"
+
+/* Upstream WARNs of the policy, counted when their trace names the caller. */
+static unsigned int upstream_warns;
 
 /*
  * The first report the kernel logged since the last call, copied to @buf.
@@ -370,8 +360,10 @@ static unsigned int upstream_vblank_warns;
 static bool kmsg_splat(char *buf, size_t len, bool expect_warn, int *warn_errno)
 {
 	/* A trace may still be arriving at the end of a call: kept for the next. */
-	static char vblank_warn[256];
-	static bool in_vblank_warn, vblank_caller;
+	static const struct kernel_warn_upstream *upstream;
+	static char upstream_warn[256];
+	static bool upstream_caller;
+	const struct kernel_warn_expected *expected = kernel_log_expected_warn(FAULT_WINDOW);
 	char rec[8192];
 	bool found = false, in_warn = false;
 
@@ -389,43 +381,39 @@ static bool kmsg_splat(char *buf, size_t len, bool expect_warn, int *warn_errno)
 			in_warn = !strstr(msg, "---[ end trace");
 			continue;
 		}
-		if (in_vblank_warn) {
+		if (upstream) {
 			const char *frame = msg + strspn(msg, " ");
 
-			if (!strncmp(frame, UPSTREAM_VBLANK_CALLER, strlen(UPSTREAM_VBLANK_CALLER)))
-				vblank_caller = true;
+			if (!strncmp(frame, upstream->caller, strlen(upstream->caller)))
+				upstream_caller = true;
 			if (!strstr(msg, "---[ end trace"))
 				continue;
-			in_vblank_warn = false;
-			if (vblank_caller) {
-				upstream_vblank_warns++;
+			upstream = NULL;
+			if (upstream_caller) {
+				upstream_warns++;
 			} else if (!found) {
-				snprintf(buf, len, "%s", vblank_warn);
+				snprintf(buf, len, "%s", upstream_warn);
 				found = true;
 			}
 			continue;
 		}
-		if (strstr(msg, "WARNING:") && strstr(msg, UPSTREAM_VBLANK_WARN)) {
-			snprintf(vblank_warn, sizeof(vblank_warn), "%.200s", msg);
-			vblank_warn[strcspn(vblank_warn, "\n")] = '\0';
-			in_vblank_warn = true;
-			vblank_caller = false;
+		upstream = kernel_log_upstream_warn(msg);
+		if (upstream) {
+			snprintf(upstream_warn, sizeof(upstream_warn), "%.200s", msg);
+			upstream_warn[strcspn(upstream_warn, "\n")] = '\0';
+			upstream_caller = false;
 			continue;
 		}
-		w = strstr(msg, EXPECTED_WARN);
+		w = expected ? strstr(msg, expected->holds) : NULL;
 		if (expect_warn && w && warn_errno && !*warn_errno) {
-			*warn_errno = atoi(w + strlen(EXPECTED_WARN));
+			*warn_errno = atoi(w + strlen(expected->holds));
 			in_warn = true;
 			continue;
 		}
-		if (strstr(msg, KMEMLEAK_FALLBACK))
-			continue;
-		for (size_t i = 0; i < ARRAY_SIZE(splat_words) && !found; i++) {
-			if (strstr(msg, splat_words[i])) {
-				snprintf(buf, len, "%.200s", msg);
-				buf[strcspn(buf, "\n")] = '\0';
-				found = true;
-			}
+		if (!found && kernel_log_report(msg)) {
+			snprintf(buf, len, "%.200s", msg);
+			buf[strcspn(buf, "\n")] = '\0';
+			found = true;
 		}
 	}
 	return found;
@@ -852,12 +840,12 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 		ret = op->run(op);
 		*injected = false;
 	} else if (nth && op->kernel_commit) {
-		kms_write_file("/dev/kmsg", EXPECT_MARKER);
+		kms_write_file("/dev/kmsg", kernel_log_window_marker(FAULT_WINDOW, true));
 		arm_workers(nth);
 		ret = op->run(op);
 		*injected = disarm_workers(nth);
 		stack_filter(false);
-		kms_write_file("/dev/kmsg", DONE_MARKER);
+		kms_write_file("/dev/kmsg", kernel_log_window_marker(FAULT_WINDOW, false));
 	} else if (nth && (op->run == run_commit || op->run == run_writeback ||
 			   op->run == run_emulation_on)) {
 		/* Armed inside, once libdrm has built the request. */
@@ -1171,9 +1159,9 @@ static void inject(char **argv)
 	}
 	tap_diag("%lu allocation failures injected in all, %lu of them failed the call",
 		 total_points, total_failed_calls);
-	if (upstream_vblank_warns)
-		tap_diag("upstream's vkms vblank timer WARNed %u time(s) from drm_crtc_next_vblank_start(), not counted",
-			 upstream_vblank_warns);
+	if (upstream_warns)
+		tap_diag("known upstream WARNs from their known callers: %u, not counted",
+			 upstream_warns);
 	/*
 	 * Each operation must already have failed once; this floor catches
 	 * sweeps that stop going deep (a fail-nth that only ever fails the

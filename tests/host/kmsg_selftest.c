@@ -68,6 +68,15 @@ static const struct kmsg_case cases[] = {
 	  UPSTREAM_HEAD RMFB_FAILED UPSTREAM_CALLER UPSTREAM_TAIL },
 	{ "string-absent-upstream-warn-excused", "atomic remove_fb failed", false,
 	  UPSTREAM_HEAD UPSTREAM_CALLER UPSTREAM_TAIL },
+	/* Every report of lib/kernel_log_policy.def, not WARNINGs alone. */
+	{ "kasan-report", NULL, true,
+	  "BUG: KASAN: slab-use-after-free in vkms_compose_row+0x10/0x80\n" },
+	{ "lockdep-report-inside-upstream-trace", NULL, true,
+	  UPSTREAM_HEAD "inconsistent lock state\n" UPSTREAM_CALLER UPSTREAM_TAIL },
+	{ "kmemleak-fallback-not-a-report", NULL, false,
+	  "kmemleak: Cannot allocate a scan area, scanning the full object\n" },
+	{ "kmemleak-leak-report", NULL, true,
+	  "kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n" },
 };
 
 /* Runs one case: its records, then kmsg_seen_or_warned(); -errno on setup. */

@@ -80,6 +80,9 @@ expect 0 kmemleak-scan-area-fallback-passes "$good" \
 	"${log}[ 7.0] kmemleak: Cannot allocate a scan area, scanning the full object\n"
 expect 1 kmemleak-report-fails "$good" \
 	"${log}[ 7.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"
+# Every report of lib/kernel_log_policy.def, the table the guest reads too.
+expect 1 lock-held-when-returning-fails "$good" \
+	"${log}[ 7.1] ================================================\n[ 7.1] kms_fault/90 is leaving the kernel with locks still held!\n[ 7.1] lock held when returning to user space!\n"
 vbl_head='[ 8.0] ------------[ cut here ]------------\n[ 8.0] WARNING: CPU: 0 PID: 70 at drivers/gpu/drm/vkms/vkms_crtc.c:103 vkms_get_vblank_timestamp+0x116/0x150 [vkms]\n[ 8.0] Call Trace:\n[ 8.0]  drm_crtc_get_last_vbltimestamp+0xfe/0x125\n'
 vbl_warn="${vbl_head}[ 8.0]  drm_crtc_next_vblank_start+0xf1/0x1c3\n[ 8.0]  drm_atomic_helper_wait_for_fences+0x18e/0x463 [drm_kms_helper]\n"
 vbl_end='[ 8.0] ---[ end trace 0000000000000000 ]---\n'
