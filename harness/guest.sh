@@ -44,7 +44,7 @@ fi
 if [ "$cfg" = released ]; then
 	stage_init tests
 	cp "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
-		"$REPO"/tests/kunit-suites "$stage/tests/"
+		"$REPO"/tests/kunit-suites "$REPO"/tests/dc-named-situations.* "$stage/tests/"
 	pack
 	exit 0
 fi
@@ -59,7 +59,7 @@ make -s -C "$obj" M="$twin" modules >/dev/null
 
 stage_init tests demo bench
 cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
-	"$REPO"/tests/kunit-suites "$stage/tests/"
+	"$REPO"/tests/kunit-suites "$REPO"/tests/dc-named-situations.* "$stage/tests/"
 for f in "$REPO"/tests/clients-*.sh; do
 	[ -f "$f" ] && cp "$f" "$stage/tests/"
 done

@@ -180,9 +180,9 @@ amdgpu_kunit() {
 amdgpu_cursor_dc() {
 	r=/sys/kernel/debug/kunit/amdgpu_dm_cursor_dc/results
 	case "$(uname -r)" in
-	6.12*) gens="dcn10, dcn20 and dcn401" ngens=3 verdict=amdgpu_dm_cursor nnamed=29 ;;
+	6.12*) gens="dcn10, dcn20 and dcn401" ngens=3 verdict=amdgpu_dm_cursor tree=6.12 ;;
 	*)
-		gens="dcn10 and dcn20" ngens=2 verdict=amdgpu_dm_cursor_verdict nnamed=31
+		gens="dcn10 and dcn20" ngens=2 verdict=amdgpu_dm_cursor_verdict tree=6.1
 		# 6.1's debugfs keeps 512 bytes of each test's log; the
 		# kernel log has every line.
 		if [ -f $r ]; then
@@ -207,11 +207,17 @@ amdgpu_cursor_dc() {
 	tap_check "dc-suite-ran" test -f $r
 	[ -f $r ] && grep -E '# amdgpu_dm_cursor_dc_random: ' $r | sed 's/^ *# */# /'
 	# Every passed test but the suite's own cases is a named situation.
-	named=$(grep -E '^ +ok [0-9]+ ' $r 2>/dev/null | grep -vcE 'ok [0-9]+ amdgpu_dm_cursor_dc_' ||
-		true)
-	tap_diag "$named named situations, each on $gens"
-	# As many as the tree's suite has (29 on 6.12, 31 on 6.1), each passed.
-	tap_check "dc-named-situations-pass" sh -c "[ $named -eq $nnamed ] && ! grep -q 'not ok' $r"
+	# Every named situation of the tree's suite (dc-named-situations.<tree>),
+	# by name, passed, and none besides.
+	sed -n 's/^  *ok [0-9][0-9]* //p' $r 2>/dev/null | grep -v '^amdgpu_dm_cursor_dc_' > /tmp/dc-named
+	missing=$(grep -vxF -f /tmp/dc-named "/tests/dc-named-situations.$tree" || true)
+	extra=$(grep -vxF -f "/tests/dc-named-situations.$tree" /tmp/dc-named || true)
+	[ -n "$missing" ] && printf '%s\n' "$missing" | sed 's/^/# not passed: /'
+	[ -n "$extra" ] && printf '%s\n' "$extra" | sed 's/^/# not listed: /'
+	tap_diag "$(wc -l < /tmp/dc-named) named situations passed, each on $gens"
+	named_ok=no
+	[ -z "$missing$extra" ] && [ -s /tmp/dc-named ] && ! grep -q 'not ok' $r && named_ok=yes
+	tap_check "dc-named-situations-pass" test $named_ok = yes
 	tap_check "dc-random-seed-and-count" \
 		grep -q 'seed 0x16c0ffee, 10000 random stacks per generation' $r
 	tap_diag "$((ngens * 10000)) random stacks expected"
