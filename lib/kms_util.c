@@ -370,47 +370,28 @@ void kmsg_mark(void)
 
 /* ---- the kernel log policy (kernel_log_policy.def) ---- */
 
-#define KERNEL_REPORT(text)
-#define KERNEL_LOG_NOT_A_REPORT(text)
-#define KERNEL_WARN_UPSTREAM(function, caller, reference)
-#define KERNEL_WARN_EXPECTED(function, holds, window)
-#define KERNEL_LOG_WINDOW(name, start, end)
-
-#undef KERNEL_REPORT
-#define KERNEL_REPORT(text) text,
 static const char *const report_words[] = {
+#define KERNEL_REPORT(text) text,
 #include "kernel_log_policy.def"
 };
-#undef KERNEL_REPORT
-#define KERNEL_REPORT(text)
 
-#undef KERNEL_LOG_NOT_A_REPORT
-#define KERNEL_LOG_NOT_A_REPORT(text) text,
 static const char *const not_reports[] = {
+#define KERNEL_LOG_NOT_A_REPORT(text) text,
 #include "kernel_log_policy.def"
 };
-#undef KERNEL_LOG_NOT_A_REPORT
-#define KERNEL_LOG_NOT_A_REPORT(text)
 
-#undef KERNEL_WARN_UPSTREAM
-#define KERNEL_WARN_UPSTREAM(function, caller, reference) { function, caller, reference },
 static const struct kernel_warn_upstream upstream_warns[] = {
+#define KERNEL_WARN_UPSTREAM(function, caller, reference) { function, caller, reference },
 #include "kernel_log_policy.def"
 };
-#undef KERNEL_WARN_UPSTREAM
-#define KERNEL_WARN_UPSTREAM(function, caller, reference)
 
-#undef KERNEL_WARN_EXPECTED
-#define KERNEL_WARN_EXPECTED(function, holds, window) { function, holds, window },
 static const struct kernel_warn_expected expected_warns[] = {
+#define KERNEL_WARN_EXPECTED(function, holds, window) { function, holds, window },
 #include "kernel_log_policy.def"
 };
-#undef KERNEL_WARN_EXPECTED
-#define KERNEL_WARN_EXPECTED(function, holds, window)
 
-#undef KERNEL_LOG_WINDOW
-#define KERNEL_LOG_WINDOW(name, start, end) { name, start, end },
 static const struct { const char *name, *start, *end; } windows[] = {
+#define KERNEL_LOG_WINDOW(name, start, end) { name, start, end },
 #include "kernel_log_policy.def"
 };
 
