@@ -205,7 +205,8 @@ amdgpu_cursor_dc() {
 		;;
 	esac
 	tap_check "dc-suite-ran" test -f $r
-	[ -f $r ] && grep -E '# amdgpu_dm_cursor_dc_random: ' $r | sed 's/^ *# */# /'
+	[ -f $r ] && grep -E '# amdgpu_dm_cursor_dc_(random|weaker_models_differ): ' $r |
+		sed 's/^ *# */# /'
 	# Every passed test but the suite's own cases is a named situation.
 	# Every named situation of the tree's suite (dc-named-situations.<tree>),
 	# by name, passed, and none besides.
