@@ -12,7 +12,7 @@ const char *const policy_name[N_POLICIES] = {
 };
 
 struct rig rig;
-struct image img_pipes, img_ideal, img_scratch;
+struct image img_pipes, img_ideal, img_scratch, img_ref;
 struct image img_shown[5];
 
 void check_setup(int ret, const char *what)
@@ -233,45 +233,217 @@ bool mode_allowed(const struct cursor_state *cs, unsigned int planes, unsigned i
 	return false;
 }
 
-static int src_pixel(int dst_len, int src_len, int i)
+/*
+ * The per-pipe picture from the uAPI alone: each plane as the scene commits
+ * it (destination, source from 0,0, zpos, format), the cursor plane's
+ * rectangle and its pattern. Written from the sampling rule the helper
+ * documents, not from the helper, so that a copy the helper places, scales
+ * or cuts elsewhere shows as a mismatch.
+ */
+struct ref_plane {
+	unsigned int pattern;	/* pattern_plane()'s plane: 0 primary, i + 1 overlay i */
+	bool translucent, scaled;
+	bool copy;		/* draws its copy of the cursor */
+	int x1, y1, x2, y2;	/* destination on the CRTC: only what it shows */
+	int64_t ox, oy;		/* source column and row of the cursor's first pixel */
+	int sx[SCENE_W], sy[SCENE_H];	/* source pixel under each CRTC column and row */
+};
+
+static int64_t floor_div(int64_t num, int64_t den)
+{
+	return num / den - (num % den < 0);
+}
+
+/*
+ * Nearest sample at the centre of destination pixel @i: the source
+ * coordinate (i + 1/2) * src / dst, in whole pixels. Unscaled axes take
+ * the pixel itself, so no rounding can move them.
+ */
+static int src_pixel(unsigned int dst_len, unsigned int src_len, int i)
 {
 	if (src_len == dst_len)
 		return i;
-	return (int)(((2 * (int64_t)i + 1) * src_len) / (2 * dst_len));
+	return (int)floor_div((2 * (int64_t)i + 1) * src_len, 2 * (int64_t)dst_len);
 }
 
-/* The colour at @x, @y: that of the highest plane there. */
-static uint32_t reference_pixel(const struct scene *s, int x, int y)
+/*
+ * The source pixel into which the cursor's edge at @offset destination
+ * pixels from the plane's edge maps: the copy starts there, at the
+ * cursor's own size in source pixels, so it is scaled like the plane.
+ * REF_ORIGIN_UP takes the next pixel whenever the edge falls inside one,
+ * the control that must not match.
+ */
+static int64_t cursor_origin(enum ref_rule rule, unsigned int dst_len, unsigned int src_len,
+			     int64_t offset)
 {
-	uint32_t argb = pattern_plane(0, false, x, y);
-	unsigned int best = s->primary.zpos;
+	int64_t num = offset * src_len;
+
+	return rule == REF_ORIGIN_UP ? -floor_div(-num, dst_len) : floor_div(num, dst_len);
+}
+
+static bool ref_plane_init(struct ref_plane *r, const struct plane_cfg *p, unsigned int pattern,
+			   const struct cursor_cfg *c, enum ref_rule rule)
+{
+	r->pattern = pattern;
+	r->translucent = p->translucent;
+	r->scaled = p->src_w != p->w || p->src_h != p->h;
+	r->copy = c->on;
+	r->x1 = p->x < 0 ? 0 : p->x;
+	r->y1 = p->y < 0 ? 0 : p->y;
+	r->x2 = p->x + (int)p->w > SCENE_W ? SCENE_W : p->x + (int)p->w;
+	r->y2 = p->y + (int)p->h > SCENE_H ? SCENE_H : p->y + (int)p->h;
+	if (r->x1 >= r->x2 || r->y1 >= r->y2)
+		return false;
+	for (int x = r->x1; x < r->x2; x++)
+		r->sx[x] = src_pixel(p->w, p->src_w, x - p->x);
+	for (int y = r->y1; y < r->y2; y++)
+		r->sy[y] = src_pixel(p->h, p->src_h, y - p->y);
+	r->ox = cursor_origin(rule, p->w, p->src_w, (int64_t)c->x - p->x);
+	r->oy = cursor_origin(rule, p->h, p->src_h, (int64_t)c->y - p->y);
+	return true;
+}
+
+static bool ref_contains(const struct ref_plane *outer, const struct ref_plane *inner)
+{
+	return outer->x1 <= inner->x1 && outer->y1 <= inner->y1 &&
+	       outer->x2 >= inner->x2 && outer->y2 >= inner->y2;
+}
+
+static bool ref_has(const struct ref_plane *p, int x, int y)
+{
+	return x >= p->x1 && x < p->x2 && y >= p->y1 && y < p->y2;
+}
+
+/*
+ * The planes the CRTC shows, bottom first: by zpos, equal zpos in the order
+ * of the plane ids (primary, then overlays), as the core normalizes it. A
+ * plane's copy is off where a plane above shows all of what it shows (the
+ * rule of the hardware the emulation follows: the pipe's cursor would be
+ * hidden anyway, were the plane above opaque). Returns how many, or -1 for
+ * a scene outside the reference's rules (rotated planes).
+ */
+static int ref_planes(const struct scene *s, enum ref_rule rule,
+		      struct ref_plane r[SCENE_MAX_OVERLAYS + 1])
+{
+	const struct plane_cfg *p[SCENE_MAX_OVERLAYS + 1] = { &s->primary };
+	unsigned int pattern[SCENE_MAX_OVERLAYS + 1] = { 0 };
+	int n = s->primary.on, shown = 0;
 
 	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++) {
-		const struct plane_cfg *p = &s->overlay[i];
-		int dx = x - p->x, dy = y - p->y;
-
-		if (!p->on || dx < 0 || dy < 0 || dx >= (int)p->w || dy >= (int)p->h ||
-		    p->zpos < best)
+		if (!s->overlay[i].on)
 			continue;
-		best = p->zpos;
-		argb = pattern_plane(i + 1, false, src_pixel(p->w, p->src_w, dx),
-				     src_pixel(p->h, p->src_h, dy));
+		p[n] = &s->overlay[i];
+		pattern[n++] = i + 1;
 	}
-	return argb;
-}
+	/* Insertion sort: stable, so equal zpos keeps the order of the ids. */
+	for (int i = 1; i < n; i++) {
+		for (int j = i; j > 0 && p[j - 1]->zpos > p[j]->zpos; j--) {
+			const struct plane_cfg *t = p[j];
+			unsigned int tp = pattern[j];
 
-void reference(const struct scene *s, struct image *img)
-{
-	for (unsigned int y = 0; y < img->h; y++) {
-		for (unsigned int x = 0; x < img->w; x++) {
-			uint32_t argb = reference_pixel(s, x, y);
-			uint16_t *px = img->px + (y * img->w + x) * 4;
-
-			px[0] = (argb & 0xff) * 257;
-			px[1] = (argb >> 8 & 0xff) * 257;
-			px[2] = (argb >> 16 & 0xff) * 257;
+			p[j] = p[j - 1];
+			pattern[j] = pattern[j - 1];
+			p[j - 1] = t;
+			pattern[j - 1] = tp;
 		}
 	}
+	for (int i = 0; i < n; i++) {
+		if (p[i]->rotation)
+			return -1;
+		shown += ref_plane_init(&r[shown], p[i], pattern[i], &s->cursor, rule);
+	}
+	for (int i = 0; i < shown; i++)
+		for (int j = i + 1; j < shown; j++)
+			r[i].copy &= !ref_contains(&r[j], &r[i]);
+	return shown;
+}
+
+/* Premultiplied "over" of one 16-bit channel, to the nearest value. */
+static uint32_t over(uint32_t src, uint32_t dst, uint32_t src_alpha)
+{
+	return (uint32_t)(((uint64_t)src * 0xffff + (uint64_t)dst * (0xffff - src_alpha) + 0x7fff) /
+			  0xffff);
+}
+
+/*
+ * @src over @dst, channels a, r, g, b from @first on. Most pixels are
+ * opaque, and the reference runs on every pixel of thousands of states
+ * under emulation: an opaque pixel is copied.
+ */
+static void blend(uint32_t dst[4], const uint32_t src[4], int first)
+{
+	for (int k = first; k < 4; k++)
+		dst[k] = src[0] == 0xffff ? src[k] : over(src[k], dst[k], src[0]);
+}
+
+/* An ARGB8888 pattern pixel as 16-bit channels a, r, g, b. */
+static void unpack(uint32_t argb, uint32_t px[4])
+{
+	for (int c = 0; c < 4; c++)
+		px[c] = (argb >> (24 - 8 * c) & 0xff) * 257;
+}
+
+bool reference(const struct scene *s, enum ref_rule rule, struct image *img,
+	       struct ref_stats *stats)
+{
+	struct ref_plane r[SCENE_MAX_OVERLAYS + 1];
+	const struct cursor_cfg *c = &s->cursor;
+	unsigned int shown_copies = 0;
+	int n = ref_planes(s, rule, r);
+
+	if (n < 0)
+		return false;
+	for (unsigned int y = 0; y < img->h; y++) {
+		for (unsigned int x = 0; x < img->w; x++) {
+			/* On black, opaque: vkms' background. */
+			uint32_t out[4] = { 0xffff, 0, 0, 0 };
+			uint16_t *px = img->px + (y * img->w + x) * 4;
+			int top_copy = -1, i = n;
+
+			/* Nothing below the top opaque plane shows: start there. */
+			while (i > 0 && !(ref_has(&r[i - 1], x, y) && !r[i - 1].translucent))
+				i--;
+			for (i = i ? i - 1 : 0; i < n; i++) {
+				const struct ref_plane *p = &r[i];
+				uint32_t plane[4], cur[4];
+				int64_t u, v;
+
+				if (!ref_has(p, x, y))
+					continue;
+				unpack(pattern_plane(p->pattern, p->translucent, p->sx[x], p->sy[y]),
+				       plane);
+				u = p->sx[x] - p->ox;
+				v = p->sy[y] - p->oy;
+				top_copy = -1;
+				if (p->copy && u >= 0 && v >= 0 && u < c->w && v < c->h) {
+					/*
+					 * Into the plane's pixel, before the plane is
+					 * blended: over a translucent plane the copy
+					 * lets what is below show through too.
+					 */
+					unpack(pattern_cursor(u, v), cur);
+					blend(plane, cur, 0);
+					top_copy = i;
+				}
+				blend(out, plane, 1);
+			}
+			if (top_copy >= 0)
+				shown_copies |= 1u << top_copy;
+			px[0] = out[3];
+			px[1] = out[2];
+			px[2] = out[1];
+		}
+	}
+	if (stats) {
+		*stats = (struct ref_stats) { };
+		for (int i = 0; i < n; i++) {
+			if (!(shown_copies & 1u << i))
+				continue;
+			stats->copies_shown++;
+			stats->scaled_copy |= r[i].scaled;
+		}
+	}
+	return true;
 }
 
 /* ---- what is displayed ------------------------------------------------------- */

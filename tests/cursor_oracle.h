@@ -10,6 +10,11 @@
  * (per_plane_cursor=0), and reports the pixels that differ. What is
  * displayed is captured per pipe with validation on, in whatever mode vkms
  * chose, and compared with the ideal picture.
+ *
+ * Both pictures come from vkms, whose copies the kernel's per-plane cursor
+ * helper places: the oracle cannot see the helper put a copy in the wrong
+ * place. reference() computes the per-pipe picture from the uAPI alone, and
+ * the sweep compares the native per-pipe capture with it.
  */
 #ifndef CURSOR_ORACLE_H
 #define CURSOR_ORACLE_H
@@ -58,8 +63,11 @@ extern const char *const policy_name[N_POLICIES];
 #define ANY_MODE CURSOR_MODES
 
 extern struct rig rig;
-/* The oracle's two pictures, and a capture whose picture is not looked at. */
-extern struct image img_pipes, img_ideal, img_scratch;
+/*
+ * The oracle's two pictures, a capture whose picture is not looked at, and
+ * the picture reference() computes.
+ */
+extern struct image img_pipes, img_ideal, img_scratch, img_ref;
 /* The sweep's captures of what each policy's commit displays. */
 extern struct image img_shown[5];
 
@@ -133,10 +141,32 @@ long oracle(const struct scene *s, int *x, int *y);
 bool mode_allowed(const struct cursor_state *cs, unsigned int planes, unsigned int pipes,
 		  bool native_right);
 /*
- * The picture of @s with opaque planes only, composed in software: the
- * top plane's source pixel, scaled by nearest neighbour.
+ * How reference() places cursor copies: REF_UAPI by the rules below;
+ * REF_ORIGIN_UP rounds the cursor's position in a scaled plane's source up
+ * instead of down, a reference that must disagree with vkms somewhere.
  */
-void reference(const struct scene *s, struct image *img);
+enum ref_rule { REF_UAPI, REF_ORIGIN_UP };
+
+/* What a reference() picture shows of the cursor, from its own pixels. */
+struct ref_stats {
+	unsigned int copies_shown;	/* planes whose copy shows on top somewhere */
+	bool scaled_copy;		/* one of them is scaled */
+};
+
+/*
+ * The per-pipe picture of @s computed in software from the scene as
+ * committed: every plane samples its framebuffer at the source pixel
+ * nearest the centre of each destination pixel (src * (2 i + 1) /
+ * (2 dst), rounded down; the pixel itself when unscaled); a plane's copy of
+ * the cursor starts at the source pixel into which the cursor's CRTC
+ * position maps and samples the cursor like the framebuffer; a copy is off
+ * where a plane above shows all of what the plane shows; the planes, with
+ * their copies, are blended in zpos order (premultiplied alpha, on black).
+ * Without a cursor, the planes alone. Returns false, leaving @img, for
+ * scenes outside these rules (rotated planes). @stats may be NULL.
+ */
+bool reference(const struct scene *s, enum ref_rule rule, struct image *img,
+	       struct ref_stats *stats);
 
 /*
  * The current state per pipe into img_pipes, its cursor state into @cs,
