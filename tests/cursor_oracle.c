@@ -281,6 +281,65 @@ static int64_t cursor_origin(enum ref_rule rule, unsigned int dst_len, unsigned 
 	return rule == REF_ORIGIN_UP ? -floor_div(-num, dst_len) : floor_div(num, dst_len);
 }
 
+/*
+ * One axis of a plane in 16.16 source and whole destination pixels, cut to
+ * [0, @clip_end) as the DRM core does: the clipped source length is the
+ * source's share of what is left, rounded towards an unscaled plane.
+ */
+struct ref_axis {
+	int64_t src_start, src_len;
+	int dst_start, dst_len;
+};
+
+static int64_t clip_share(int64_t src_len, int64_t dst_len, int64_t cut)
+{
+	int64_t num = src_len * (dst_len - cut);
+
+	if (src_len < dst_len << 16)
+		return (num + dst_len - 1) / dst_len;
+	return num / dst_len;
+}
+
+static struct ref_axis ref_axis_clipped(int dst, unsigned int dst_len, unsigned int src_len,
+					int clip_end)
+{
+	struct ref_axis a = { 0, (int64_t)src_len << 16, dst, (int)dst_len };
+	int64_t src_end = a.src_len;
+
+	if (dst < 0) {
+		a.src_len = clip_share(a.src_len, a.dst_len, -dst);
+		a.src_start = src_end - a.src_len;
+		a.dst_len += dst;
+		a.dst_start = 0;
+	}
+	if (a.dst_start + a.dst_len > clip_end) {
+		int cut = a.dst_start + a.dst_len - clip_end;
+
+		a.src_len = clip_share(a.src_len, a.dst_len, cut);
+		a.dst_len -= cut;
+	}
+	return a;
+}
+
+/* The source pixel under destination pixel @i of a clipped axis. */
+static int clipped_src_pixel(const struct ref_axis *a, int i)
+{
+	if (a->src_len == (int64_t)a->dst_len << 16)
+		return (int)(a->src_start >> 16) + i;
+	return (int)((a->src_start + (2 * (int64_t)i + 1) * a->src_len / (2 * a->dst_len)) >> 16);
+}
+
+/* Where the cursor's edge at CRTC position @c maps in a clipped axis. */
+static int64_t clipped_cursor_origin(const struct ref_axis *a, int c)
+{
+	int64_t offset = (int64_t)c - a->dst_start;
+
+	if (a->src_len == (int64_t)a->dst_len << 16)
+		return (a->src_start >> 16) + offset;
+	return floor_div(a->src_start * a->dst_len + offset * a->src_len,
+			 (int64_t)a->dst_len << 16);
+}
+
 static bool ref_plane_init(struct ref_plane *r, const struct plane_cfg *p, unsigned int pattern,
 			   const struct cursor_cfg *c, enum ref_rule rule)
 {
@@ -294,6 +353,18 @@ static bool ref_plane_init(struct ref_plane *r, const struct plane_cfg *p, unsig
 	r->y2 = p->y + (int)p->h > SCENE_H ? SCENE_H : p->y + (int)p->h;
 	if (r->x1 >= r->x2 || r->y1 >= r->y2)
 		return false;
+	if (rule == REF_CORE_CLIP) {
+		struct ref_axis ax = ref_axis_clipped(p->x, p->w, p->src_w, SCENE_W);
+		struct ref_axis ay = ref_axis_clipped(p->y, p->h, p->src_h, SCENE_H);
+
+		for (int x = r->x1; x < r->x2; x++)
+			r->sx[x] = clipped_src_pixel(&ax, x - ax.dst_start);
+		for (int y = r->y1; y < r->y2; y++)
+			r->sy[y] = clipped_src_pixel(&ay, y - ay.dst_start);
+		r->ox = clipped_cursor_origin(&ax, c->x);
+		r->oy = clipped_cursor_origin(&ay, c->y);
+		return true;
+	}
 	for (int x = r->x1; x < r->x2; x++)
 		r->sx[x] = src_pixel(p->w, p->src_w, x - p->x);
 	for (int y = r->y1; y < r->y2; y++)

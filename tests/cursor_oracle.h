@@ -141,11 +141,16 @@ long oracle(const struct scene *s, int *x, int *y);
 bool mode_allowed(const struct cursor_state *cs, unsigned int planes, unsigned int pipes,
 		  bool native_right);
 /*
- * How reference() places cursor copies: REF_UAPI by the rules below;
- * REF_ORIGIN_UP rounds the cursor's position in a scaled plane's source up
- * instead of down, a reference that must disagree with vkms somewhere.
+ * How reference() samples planes and places cursor copies: REF_UAPI by the
+ * rules below, on the rectangles as committed; REF_CORE_CLIP the same on
+ * the rectangles the DRM core clips to the CRTC for the driver
+ * (drm_rect_clip_scaled(): a scaled plane cut by the CRTC's edges gets a
+ * source rounded to 1/65536 pixel, which moves a sample that falls exactly
+ * on a source pixel's edge); REF_ORIGIN_UP rounds the cursor's position in
+ * a scaled plane's source up instead of down, a reference that must
+ * disagree with vkms somewhere.
  */
-enum ref_rule { REF_UAPI, REF_ORIGIN_UP };
+enum ref_rule { REF_UAPI, REF_CORE_CLIP, REF_ORIGIN_UP };
 
 /* What a reference() picture shows of the cursor, from its own pixels. */
 struct ref_stats {
