@@ -291,23 +291,23 @@ struct ref_axis {
 	int dst_start, dst_len;
 };
 
-static int64_t clip_share(int64_t src_len, int64_t dst_len, int64_t cut)
+static int64_t clip_share(int64_t src_len, int64_t dst_len, int64_t cut, bool down)
 {
 	int64_t num = src_len * (dst_len - cut);
 
-	if (src_len < dst_len << 16)
+	if (src_len < dst_len << 16 && !down)
 		return (num + dst_len - 1) / dst_len;
 	return num / dst_len;
 }
 
 static struct ref_axis ref_axis_clipped(int dst, unsigned int dst_len, unsigned int src_len,
-					int clip_end)
+					int clip_end, bool down)
 {
 	struct ref_axis a = { 0, (int64_t)src_len << 16, dst, (int)dst_len };
 	int64_t src_end = a.src_len;
 
 	if (dst < 0) {
-		a.src_len = clip_share(a.src_len, a.dst_len, -dst);
+		a.src_len = clip_share(a.src_len, a.dst_len, -dst, down);
 		a.src_start = src_end - a.src_len;
 		a.dst_len += dst;
 		a.dst_start = 0;
@@ -315,7 +315,7 @@ static struct ref_axis ref_axis_clipped(int dst, unsigned int dst_len, unsigned 
 	if (a.dst_start + a.dst_len > clip_end) {
 		int cut = a.dst_start + a.dst_len - clip_end;
 
-		a.src_len = clip_share(a.src_len, a.dst_len, cut);
+		a.src_len = clip_share(a.src_len, a.dst_len, cut, down);
 		a.dst_len -= cut;
 	}
 	return a;
@@ -353,9 +353,10 @@ static bool ref_plane_init(struct ref_plane *r, const struct plane_cfg *p, unsig
 	r->y2 = p->y + (int)p->h > SCENE_H ? SCENE_H : p->y + (int)p->h;
 	if (r->x1 >= r->x2 || r->y1 >= r->y2)
 		return false;
-	if (rule == REF_CORE_CLIP) {
-		struct ref_axis ax = ref_axis_clipped(p->x, p->w, p->src_w, SCENE_W);
-		struct ref_axis ay = ref_axis_clipped(p->y, p->h, p->src_h, SCENE_H);
+	if (rule == REF_CORE_CLIP || rule == REF_CLIP_DOWN) {
+		bool down = rule == REF_CLIP_DOWN;
+		struct ref_axis ax = ref_axis_clipped(p->x, p->w, p->src_w, SCENE_W, down);
+		struct ref_axis ay = ref_axis_clipped(p->y, p->h, p->src_h, SCENE_H, down);
 
 		for (int x = r->x1; x < r->x2; x++)
 			r->sx[x] = clipped_src_pixel(&ax, x - ax.dst_start);

@@ -146,11 +146,12 @@ bool mode_allowed(const struct cursor_state *cs, unsigned int planes, unsigned i
  * the rectangles the DRM core clips to the CRTC for the driver
  * (drm_rect_clip_scaled(): a scaled plane cut by the CRTC's edges gets a
  * source rounded to 1/65536 pixel, which moves a sample that falls exactly
- * on a source pixel's edge); REF_ORIGIN_UP rounds the cursor's position in
- * a scaled plane's source up instead of down, a reference that must
- * disagree with vkms somewhere.
+ * on a source pixel's edge); two references that must disagree with vkms
+ * somewhere: REF_ORIGIN_UP rounds the cursor's position in a scaled
+ * plane's source up instead of down, REF_CLIP_DOWN is REF_CORE_CLIP with
+ * the clipped source always rounded down.
  */
-enum ref_rule { REF_UAPI, REF_CORE_CLIP, REF_ORIGIN_UP };
+enum ref_rule { REF_UAPI, REF_CORE_CLIP, REF_ORIGIN_UP, REF_CLIP_DOWN };
 
 /* What a reference() picture shows of the cursor, from its own pixels. */
 struct ref_stats {

@@ -1168,13 +1168,14 @@ struct sweep {
 	 * the uAPI: states compared, of those with a translucent overlay,
 	 * with a scaled plane's copy on screen, with copies of two or more
 	 * planes on screen; states differing; states outside the
-	 * reference's rules. The control (REF_ORIGIN_UP) runs on the
+	 * reference's rules. The control REF_ORIGIN_UP runs on the uncut
 	 * states with a scaled copy on screen, the only ones where it can
-	 * differ, and must differ on some.
+	 * differ, and REF_CLIP_DOWN on the cut ones: each must differ on some.
 	 */
 	unsigned long ref_compared, ref_translucent, ref_scaled, ref_across;
 	unsigned long ref_mismatch, ref_mismatch_clipped, ref_excluded, ref_clipped;
 	unsigned long ref_core_mismatch;	/* cut states unlike the core-clipped reference */
+	unsigned long clip_control_differs;	/* cut states unlike REF_CLIP_DOWN */
 	char ref_which[256];	/* the differing states' numbers, from 0 in the sweep's order */
 	unsigned long control_run, control_differs;
 	struct timespec ref_time;
@@ -1446,6 +1447,8 @@ static void sweep_reference(struct sweep *sw, const struct sweep_state *st)
 	 * the driver, which is what VKMS and every driver are given.
 	 */
 	if (scaled_plane_clipped(&st->s)) {
+		reference(&st->s, REF_CLIP_DOWN, &img_ref, NULL);
+		sw->clip_control_differs += image_diff(&img_pipes, &img_ref, NULL, NULL) != 0;
 		reference(&st->s, REF_CORE_CLIP, &img_ref, NULL);
 		diff = image_diff(&img_pipes, &img_ref, &x, &y);
 		if (diff) {
@@ -1457,7 +1460,8 @@ static void sweep_reference(struct sweep *sw, const struct sweep_state *st)
 					 diff, x, y, a[2], a[1], a[0], b[2], b[1], b[0], st->desc);
 		}
 	}
-	if (rs.scaled_copy) {
+	/* Where the core's rounding moves no sample: on the committed rectangles. */
+	if (rs.scaled_copy && !scaled_plane_clipped(&st->s)) {
 		reference(&st->s, REF_ORIGIN_UP, &img_ref, NULL);
 		sw->control_run++;
 		sw->control_differs += image_diff(&img_pipes, &img_ref, NULL, NULL) != 0;
@@ -1574,8 +1578,17 @@ static void sweep_reference_tests(const struct sweep *sw)
 			 sw->runs, REF_FLOOR_SWEEP, sw->ref_across);
 	}
 	tap_okf(sw->control_differs > 0, "uapi-reference-with-origin-rounded-up-differs",
-		"on %lu of %lu states with a scaled copy on screen", sw->control_differs,
+		"on %lu of %lu uncut states with a scaled copy on screen", sw->control_differs,
 		sw->control_run);
+	if (sw->runs >= REF_FLOOR_SWEEP)
+		tap_okf(sw->clip_control_differs > 0,
+			"core-clipped-reference-rounded-down-differs",
+			"on %lu of %lu states with a scaled plane cut by the CRTC's edges",
+			sw->clip_control_differs, sw->ref_clipped);
+	else
+		tap_skip("core-clipped-reference-rounded-down-differs",
+			 "%lu states composed, required from %d (differs on %lu of %lu)",
+			 sw->runs, REF_FLOOR_SWEEP, sw->clip_control_differs, sw->ref_clipped);
 }
 
 static const char *const sweep_amdgpu_names[] = {
