@@ -131,6 +131,8 @@ struct result {
 	unsigned int unseen;
 	unsigned int bad_errno, splats, state_changed, wrong_state, wrong_frame;
 	unsigned int next_commit_failed, prepare_drift;
+	/* Targeted runs: failed calls whose failure the kernel logged elsewhere. */
+	unsigned int off_target;
 	int first_bad_errno;
 	enum cursor_mode mode;
 };
@@ -386,14 +388,22 @@ static bool disarm_workers(unsigned int nth)
 
 /*
  * While set, the call site in this function of the allocation a dumped
- * failure failed (failslab's verbose 2 logs "FAULT_INJECTION: forcing a
- * failure" and the stack): its offset, the return address the stack
+ * failure failed (verbose 2 logs "FAULT_INJECTION: forcing a failure" and
+ * the stack, unless the allocation asked for __GFP_NOWARN, as kmemleak's
+ * and KASAN's own do): its offset, the return address the stack
  * filter sees, goes to fault_site. The first frame of the function after
  * the notice is the call that allocated.
  */
 static const char *fault_site_in;
 static unsigned long fault_site;
 static bool fault_site_next;
+
+/* Both attributes log each failure they inject with its stack, or nothing. */
+static int fault_dumps(bool on)
+{
+	return write_str("/sys/kernel/debug/failslab/verbose", on ? "2" : "0") ?:
+	       write_str("/sys/kernel/debug/fail_page_alloc/verbose", on ? "2" : "0");
+}
 
 static void note_fault_site(const char *msg)
 {
@@ -883,6 +893,21 @@ static struct snapshot ref_before, ref_after, before, after;
  * kernel's own commit, in the kworkers.
  */
 static const struct text_range *target;
+/*
+ * Its call site in fault_site_in, or 0 for a function with text of its
+ * own: the frame every failure a targeted run injects must be logged at.
+ */
+static unsigned long target_site;
+
+/*
+ * Whether the failure of the last run was logged at the target. The
+ * filter alone is taken on trust otherwise: 6.1's should_fail_ex(), for
+ * one, counts fail-nth without asking it.
+ */
+static bool on_target(void)
+{
+	return fault_site && (!target_site || fault_site == target_site);
+}
 
 /*
  * One run of @op: prepared, read back, the call with the @nth allocation
@@ -965,6 +990,8 @@ static bool sweep(const struct op *op, struct result *r)
 
 	for (nth = 1; nth <= max_points; nth++) {
 		work_unseen = false;
+		fault_site = 0;
+		fault_site_next = false;
 		ret = run_once(op, nth, &injected, splat, sizeof(splat), &prepare_ret);
 		/* That nth proved nothing: tried again, in the kworkers of now. */
 		if (work_unseen) {
@@ -1005,6 +1032,9 @@ static bool sweep(const struct op *op, struct result *r)
 			r->first_bad_errno = ret;
 		if (ret) {
 			r->failed_calls++;
+			if (target && !on_target() && !r->off_target++)
+				tap_diag("%s: fail-nth %u: the call failed, but no failure was logged at %s",
+					 op->name, nth, target->symbol);
 			if (!same_state(&before, &after, why, sizeof(why)) && !r->state_changed++)
 				tap_diag("%s: fail-nth %u: %s failed, but the state changed: %s",
 					 op->name, nth, strerror(-ret), why);
@@ -1096,6 +1126,9 @@ static void run_op(const struct op *op)
 	tap_okf(!r.wrong_frame, check_name(CHECK_FRAME, op).s, "%u frames differ", r.wrong_frame);
 	tap_okf(!r.next_commit_failed, check_name(CHECK_NEXT_COMMIT, op).s,
 		"%u ordinary commits failed", r.next_commit_failed);
+	if (target)
+		tap_okf(!r.off_target, tap_name("failed-at-the-target@%s", op->name),
+			"%u of %u failed calls failed elsewhere", r.off_target, r.failed_calls);
 	total_points += r.points;
 	total_failed_calls += r.failed_calls;
 }
@@ -1212,6 +1245,12 @@ static const struct op ops[] = {
  * others (same planes, the emulation off, or kept on) each list the call
  * sites whose failure failed the call; the allocation is the one site in
  * the first list only.
+ *
+ * The filter is not taken on trust: with the stack dumps on during the
+ * targeted runs, every call that failed must have had its failure logged
+ * at the target (failed-at-the-target). A kernel whose fail-nth ignores
+ * the filter fails that check instead of passing on upstream's
+ * allocations.
  */
 struct target {
 	/* The series' function, and where GCC may have inlined it. */
@@ -1221,6 +1260,8 @@ struct target {
 	/* ops[] run with its allocation targeted, each checked as in a sweep. */
 	const char *ops[4];
 	struct text_range text;
+	/* Its allocation's call site in inlined_into, or 0: its own text. */
+	unsigned long site;
 };
 
 static struct target targets[] = {
@@ -1272,7 +1313,7 @@ static int failing_sites(const struct op *op, const struct text_range *in, struc
 	bool injected = true;
 
 	s->n = s->reports = 0;
-	if (!op || write_str("/sys/kernel/debug/failslab/verbose", "2"))
+	if (!op || fault_dumps(true))
 		return -ENOENT;
 	target = in;
 	fault_site_in = in->name;
@@ -1288,7 +1329,7 @@ static int failing_sites(const struct op *op, const struct text_range *in, struc
 	}
 	fault_site_in = NULL;
 	target = NULL;
-	write_str("/sys/kernel/debug/failslab/verbose", "0");
+	fault_dumps(false);
 	return injected ? -E2BIG : 0;
 }
 
@@ -1315,6 +1356,7 @@ static bool locate(struct target *t)
 	int ret;
 
 	t->text.name = t->function;
+	t->site = 0;
 	if (!find_text(&t->text))
 		return tap_okf(true, "allocation-located", "%s: its own text, %#lx-%#lx",
 			       t->text.symbol, t->text.start, t->text.end);
@@ -1332,6 +1374,7 @@ static bool locate(struct target *t)
 			n++;
 		}
 	}
+	t->site = site;
 	t->text.start = in.start + site;
 	t->text.end = t->text.start + 1;
 	snprintf(t->text.symbol, sizeof(t->text.symbol), "%.200s+%#lx", in.name, site);
@@ -1348,6 +1391,11 @@ static void inject_target(struct target *t)
 	if (!locate(t))
 		return;
 	tap_diag("%s: stack filter %#lx-%#lx", t->text.symbol, t->text.start, t->text.end);
+	/* Every failure logged with its stack, to see where it was injected. */
+	if (fault_dumps(true))
+		return;
+	fault_site_in = t->site ? t->inlined_into : t->function;
+	target_site = t->site;
 	for (size_t i = 0; i < ARRAY_SIZE(t->ops) && t->ops[i]; i++) {
 		const struct op *op = find_op(t->ops[i]);
 
@@ -1360,6 +1408,8 @@ static void inject_target(struct target *t)
 		run_op(op);
 		target = NULL;
 	}
+	fault_site_in = NULL;
+	fault_dumps(false);
 	tap_diag("%s: %lu allocation failures injected below it, %lu of them failed the call",
 		 t->function, total_points, total_failed_calls);
 }
