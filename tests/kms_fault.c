@@ -1268,17 +1268,17 @@ static const struct op ops[] = {
  * function it went into, which holds upstream's allocations too. The
  * range is then that one call's return address, the frame the stack
  * filter sees. It is found by what the allocation does, not by a compiled
- * offset: with failslab's stack dump on, a sweep of an operation that
- * reaches the allocation and one of an operation that reaches only the
- * others (same planes, the emulation off, or kept on) each list the call
- * sites whose failure failed the call; the allocation is the one site in
- * the first list only.
+ * offset: with the stack dumps on, an operation that reaches the
+ * allocation and one that reaches only the others (same planes, the
+ * emulation off, or kept on) each list the call sites whose failure fails
+ * the call (failing_sites()); the allocation is the one site in the first
+ * list only.
  *
  * The filter is not taken on trust: with the stack dumps on during the
  * targeted runs, every call that failed must have had its failure logged
  * at the target (failed-at-the-target). A kernel whose fail-nth ignores
- * the filter fails that check instead of passing on upstream's
- * allocations.
+ * the filter (6.1's should_fail_ex() counts it before any stack check)
+ * fails that check instead of passing on upstream's allocations.
  */
 struct target {
 	/* The series' function, and where GCC may have inlined it. */
