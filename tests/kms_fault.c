@@ -1427,9 +1427,9 @@ static bool locate(struct target *t)
 	t->text.end = t->text.start + 1;
 	snprintf(t->text.symbol, sizeof(t->text.symbol), "%.200s+%#lx", in.name, site);
 	return tap_okf(!ret && n == 1 && !with.reports && !without.reports, "allocation-located",
-		       "%s inlined into %s: %u call sites failed %s only, %u sweeps each%s%s",
+		       "%s inlined into %s: %u call sites failed %s only, %u walks each%s%s",
 		       t->function, t->inlined_into, n, t->with, tries,
-		       ret ? ", a sweep did not end: " : "", ret ? strerror(-ret) : "");
+		       ret ? ", a walk did not end: " : "", ret ? strerror(-ret) : "");
 }
 
 static void inject_target(struct target *t)
