@@ -439,8 +439,9 @@ vkms_params() {
 suite vkms-params vkms_params
 
 # Allocation failures injected into every operation the series touches,
-# between two kmemleak checks (debug configuration: FAILSLAB, fail-nth,
-# kmemleak).
+# and into each allocation of the series' own that vkms reaches (kms_fault's
+# inject-FUNCTION subtests, before the sweep), between two kmemleak checks
+# (debug configuration: FAILSLAB, fail-nth, kmemleak).
 # One sweep by default, for CI's time: about 1,100 injected failures, but
 # patch 7's allocation of the old planes' model is reached about every
 # other run; HARNESS_FAULT_SWEEPS=2 make test sweeps twice.
