@@ -166,7 +166,7 @@ static bool contains(const struct plane_cfg *outer, const struct plane_cfg *inne
 	       outer->y + (int)outer->h >= inner->y + (int)inner->h;
 }
 
-/* Seed 001: an enabled overlay must cover the primary plane. */
+/* amdgpu's validate_overlay(): an enabled overlay must cover the primary plane. */
 static bool validate_overlay_accepts(const struct scene *s)
 {
 	for (int i = 0; i < SCENE_MAX_OVERLAYS; i++)

@@ -156,7 +156,7 @@ static const struct scenario scenarios[] = {
 	{ "scaled-under-primary", .overlay = { UNDER_PRIMARY },
 	  .primary_on_top = true, .cursor = CURSOR(100, 60, 32, 32),
 	  .expect = { NAT, NAT, NAT } },
-	/* Seed 001's rule: an overlay covering the primary. */
+	/* validate_overlay()'s rule: an overlay covering the primary. */
 	{ "unscaled-covering-primary",
 	  .overlay = { OVERLAY(false, 0, 0, SCENE_W, SCENE_H, SCENE_W, SCENE_H, 1) },
 	  .cursor = CURSOR(100, 60, 32, 32), .expect = { NAT, NAT, NAT } },
@@ -172,7 +172,7 @@ static const struct scenario scenarios[] = {
 	  .cursor = CURSOR(200, 10, 32, 32), .expect = { DED, DED, DED } },
 	{ "translucent-cursor-over", .overlay = { TRANSLUCENT },
 	  .cursor = CURSOR(100, 60, 32, 32), .expect = { DED, DED, DED }, .artifact = true },
-	/* Seed 001 accepts it. */
+	/* validate_overlay() accepts it. */
 	{ "scaled-covering-primary",
 	  .overlay = { FULL_SCALED }, .cursor = CURSOR(100, 60, 32, 32),
 	  .expect = { DED, DED, DED }, .artifact = true },
