@@ -23,7 +23,7 @@ bench:
 clean:
 	rm -rf build/*/obj-* build/*/initramfs-* build/*/results build/*/tests build/*/demo \
 		build/*/demo-bin build/*/bench-bin build/*/liftoff \
-		build/*/twin-* build/*/modcheck-* build/*/bench
+		build/*/twin-* build/*/hotspot-* build/*/modcheck-* build/*/bench
 
 distclean:
 	rm -rf build

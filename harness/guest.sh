@@ -56,6 +56,14 @@ make -s -C "$REPO/tests/liftoff" KHDR="$obj/hdr/include" OUT="$BUILD/liftoff"
 twin=$BUILD/twin-$cfg
 rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
 make -s -C "$obj" M="$twin" modules >/dev/null
+# A DRM device declaring DRIVER_CURSOR_HOTSPOT, where the tree has that
+# feature (6.8 and later), for kms_no_legacy_cursor's hotspot-driver.
+hotspot=$BUILD/hotspot-$cfg
+rm -rf "$hotspot"
+if grep -q DRIVER_CURSOR_HOTSPOT "$SRC/include/drm/drm_drv.h"; then
+	cp -r "$REPO/tests/modules/cursor_hotspot_device" "$hotspot"
+	make -s -C "$obj" M="$hotspot" modules >/dev/null
+fi
 
 stage_init tests demo bench
 cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
@@ -64,6 +72,7 @@ for f in "$REPO"/tests/clients-*.sh; do
 	[ -f "$f" ] && cp "$f" "$stage/tests/"
 done
 cp "$twin/exported_twin.ko" "$stage/tests/"
+[ -d "$hotspot" ] && cp "$hotspot/cursor_hotspot_device.ko" "$stage/tests/"
 cp "$BUILD"/demo-bin/* "$REPO/demo/run-demo.sh" "$stage/demo/"
 cp "$BUILD"/bench-bin/* "$REPO/bench/guest/run-bench.sh" "$stage/bench/"
 

@@ -21,8 +21,10 @@
  * tap_main() logs the name the kernel sees ("# running as comm=...").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <drm_fourcc.h>
@@ -669,6 +671,93 @@ static void test_clearing(struct ctx *c)
 	tap_okf(ret == 0, "atomic-set-again-accepted", "%s", strerror(-ret));
 }
 
+#ifdef DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT
+#define HOTSPOT_MODULE "/tests/cursor_hotspot_device.ko"
+#define HOTSPOT_MODULE_NAME "cursor_hotspot_device"
+#define HOTSPOT_NEEDED "needs DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT on this driver"
+#define HOTSPOT_KEPT "cannot be cleared by a holder of DRM_CLIENT_CAP_NO_LEGACY_CURSOR"
+
+/* Which file of the two a step runs on. */
+enum { HOLDER, OTHER };
+
+/*
+ * A driver needing hotspots shows the cursor plane only to files holding
+ * CURSOR_PLANE_HOTSPOT: a holder of NO_LEGACY_CURSOR must keep it, or it
+ * has no cursor at all. Files that do not hold it are as before.
+ */
+static const struct hotspot_step {
+	const char *name;
+	int file;
+	uint64_t cap, value;
+	int expect;
+	const char *logged;	/* the debug line a refusal logs */
+} hotspot_steps[] = {
+	{ "hotspot-atomic-accepted", HOLDER, DRM_CLIENT_CAP_ATOMIC, 1, 0, NULL },
+	{ "hotspot-cap-refused-without-hotspot-cap", HOLDER,
+	  DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1, -EINVAL, HOTSPOT_NEEDED },
+	{ "hotspot-hotspot-cap-accepted", HOLDER, DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1, 0, NULL },
+	{ "hotspot-cap-accepted-after-hotspot-cap", HOLDER,
+	  DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1, 0, NULL },
+	{ "hotspot-holder-clearing-hotspot-cap-refused", HOLDER,
+	  DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 0, -EINVAL, HOTSPOT_KEPT },
+	{ "hotspot-other-atomic-accepted", OTHER, DRM_CLIENT_CAP_ATOMIC, 1, 0, NULL },
+	{ "hotspot-other-hotspot-cap-accepted", OTHER,
+	  DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1, 0, NULL },
+	{ "hotspot-other-clearing-hotspot-cap-accepted", OTHER,
+	  DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 0, 0, NULL },
+};
+
+static int load_module(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* On a device declaring DRIVER_CURSOR_HOTSPOT, loaded from a test module. */
+static void test_hotspot_driver(char **argv)
+{
+	int fd[2], ret;
+
+	(void)argv;
+	ret = load_module(HOTSPOT_MODULE);
+	if (!tap_okf(ret == 0, "hotspot-device-loaded", "%s: %s", HOTSPOT_MODULE,
+		     strerror(-ret)))
+		return;
+	fd[HOLDER] = kms_open_driver("cursor_hotspot");
+	fd[OTHER] = kms_open_driver("cursor_hotspot");
+	ret = fd[HOLDER] < 0 ? fd[HOLDER] : fd[OTHER] < 0 ? fd[OTHER] : 0;
+	tap_okf(ret == 0, "hotspot-device-opened", "two files: %s", strerror(-ret));
+	for (size_t i = 0; i < ARRAY_SIZE(hotspot_steps); i++) {
+		const struct hotspot_step *step = &hotspot_steps[i];
+		bool logged;
+
+		kmsg_mark();
+		ret = kms_set_cap(fd[step->file], step->cap, step->value);
+		logged = !step->logged || kmsg_seen(step->logged, NULL);
+		tap_okf(ret == step->expect && logged, step->name, "%s, expected %s%s",
+			strerror(-ret), strerror(-step->expect),
+			logged ? "" : ", no debug line");
+	}
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	ret = syscall(SYS_delete_module, HOTSPOT_MODULE_NAME, O_NONBLOCK) ? -errno : 0;
+	tap_okf(ret == 0, "hotspot-device-unloaded", "%s", strerror(-ret));
+}
+#else
+static void test_hotspot_driver(char **argv)
+{
+	(void)argv;
+	tap_skip("hotspot-driver", "this kernel has no DRIVER_CURSOR_HOTSPOT");
+}
+#endif
+
 /* One story on one file: the capability, once set, is never cleared. */
 static void test_capability(char **argv)
 {
@@ -683,6 +772,7 @@ static void test_capability(char **argv)
 
 static const struct tap_subtest subtests[] = {
 	{ "capability", "", 0, test_capability },
+	{ "hotspot-driver", "", 0, test_hotspot_driver },
 };
 
 int main(int argc, char **argv)
