@@ -675,15 +675,15 @@ static void test_clearing(struct ctx *c)
 #define HOTSPOT_MODULE "/tests/cursor_hotspot_device.ko"
 #define HOTSPOT_MODULE_NAME "cursor_hotspot_device"
 #define HOTSPOT_NEEDED "needs DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT on this driver"
-#define HOTSPOT_KEPT "cannot be cleared by a holder of DRM_CLIENT_CAP_NO_LEGACY_CURSOR"
 
 /* Which file of the two a step runs on. */
 enum { HOLDER, OTHER };
 
 /*
  * A driver needing hotspots shows the cursor plane only to files holding
- * CURSOR_PLANE_HOTSPOT: a holder of NO_LEGACY_CURSOR must keep it, or it
- * has no cursor at all. Files that do not hold it are as before.
+ * CURSOR_PLANE_HOTSPOT: NO_LEGACY_CURSOR needs it first. Clearing it later
+ * is the client's own business, and files without NO_LEGACY_CURSOR are as
+ * before.
  */
 static const struct hotspot_step {
 	const char *name;
@@ -698,8 +698,8 @@ static const struct hotspot_step {
 	{ "hotspot-hotspot-cap-accepted", HOLDER, DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1, 0, NULL },
 	{ "hotspot-cap-accepted-after-hotspot-cap", HOLDER,
 	  DRM_CLIENT_CAP_NO_LEGACY_CURSOR, 1, 0, NULL },
-	{ "hotspot-holder-clearing-hotspot-cap-refused", HOLDER,
-	  DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 0, -EINVAL, HOTSPOT_KEPT },
+	{ "hotspot-holder-clearing-hotspot-cap-accepted", HOLDER,
+	  DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 0, 0, NULL },
 	{ "hotspot-other-atomic-accepted", OTHER, DRM_CLIENT_CAP_ATOMIC, 1, 0, NULL },
 	{ "hotspot-other-hotspot-cap-accepted", OTHER,
 	  DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1, 0, NULL },
