@@ -798,7 +798,18 @@ static int prepare_client(const struct op *op)
 		return -errno;
 	if (drmSetMaster(client_fd) || kms_set_cap(client_fd, DRM_CLIENT_CAP_ATOMIC, 1))
 		return -errno;
-	return show_own_fb(client_fd, &client_fb, &client_fb_id, 0xffc08020);
+	ret = show_own_fb(client_fd, &client_fb, &client_fb_id, 0xffc08020);
+	/*
+	 * The mapping holds the file: close() releases it only once unmapped.
+	 * Unmapped here, not in the call, where the armed failure can fail
+	 * munmap() itself (6.1's maple tree preallocates its nodes) and keep
+	 * the file, its master and its plane alive behind a close() that
+	 * returned 0.
+	 */
+	if (client_fb.pixels && munmap(client_fb.pixels, client_fb.size) && !ret)
+		ret = -errno;
+	client_fb.pixels = NULL;
+	return ret;
 }
 
 static void after_doomed_fb(const struct op *op)
@@ -816,8 +827,6 @@ static void after_client(const struct op *op)
 		/* The call failed before the file was closed. */
 		kms_fb_destroy(client_fd, &client_fb);
 		close(client_fd);
-	} else if (client_fb.pixels) {
-		munmap(client_fb.pixels, client_fb.size);
 	}
 	memset(&client_fb, 0, sizeof(client_fb));
 	client_fd = -1;
@@ -900,9 +909,6 @@ static int run_close(const struct op *op)
 	int ret;
 
 	(void)op;
-	if (client_fb.pixels)
-		munmap(client_fb.pixels, client_fb.size);
-	client_fb.pixels = NULL;
 	ret = close(client_fd) ? -errno : 0;
 	client_fd = -1;
 	return ret;
