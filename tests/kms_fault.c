@@ -135,7 +135,7 @@ struct result {
 	unsigned int unseen;
 	unsigned int bad_errno, splats, state_changed, wrong_state, wrong_frame;
 	unsigned int next_commit_failed, prepare_drift;
-	/* Targeted runs: failed calls whose failure the kernel logged elsewhere, there. */
+	/* Targeted runs: failed calls whose failure was logged elsewhere, at the target. */
 	unsigned int off_target, at_target;
 	unsigned int sweeps;
 	int first_bad_errno;
@@ -164,7 +164,7 @@ static unsigned long total_points, total_failed_calls, total_at_target;
 
 #define MIN_FAILED_CALLS_PER_SWEEP 250UL
 /* Sweeps of a targeted run without a stack filter, at most. */
-#define MAX_TARGET_SWEEPS 3
+#define MAX_TARGET_SWEEPS 8
 
 /* ---- fault injection ----------------------------------------------------- */
 
@@ -293,6 +293,37 @@ static int find_text(struct text_range *t)
 		return -ENOENT;
 	t->end = next;
 	return 0;
+}
+
+/*
+ * Without a stack filter, fail-nth counts every allocation of the task,
+ * KASAN's and kmemleak's own among them, which move the count from one
+ * run to the next: a sweep steps over a call site now and then (it did
+ * over upstream's kcalloc() in vkms_crtc_atomic_check, and a walk took
+ * that site for the series'). failslab asks its cache filter before it
+ * counts fail-nth, and fail_page_alloc its min-order: with the filter on,
+ * the kmalloc caches alone marked (6.1's SLUB marks caches at boot only:
+ * slub_debug=A,kmalloc-*, harness/boot.sh) and no page order counted,
+ * fail-nth counts kmalloc() alone, which neither kmemleak (a cache of its
+ * own) nor KASAN (pages) uses for itself.
+ */
+static int kmalloc_only(bool on)
+{
+	char flag[4] = "";
+	int fd;
+
+	if (on) {
+		fd = open("/sys/kernel/slab/kmalloc-64/failslab", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || read(fd, flag, sizeof(flag) - 1) <= 0 || flag[0] != '1') {
+			if (fd >= 0)
+				close(fd);
+			tap_diag("the kmalloc caches are not marked for failslab's cache filter (boot with slub_debug=A,kmalloc-*)");
+			return -ENOENT;
+		}
+		close(fd);
+	}
+	return write_str("/sys/kernel/debug/failslab/cache-filter", on ? "Y" : "N") ?:
+	       write_str("/sys/kernel/debug/fail_page_alloc/min-order", on ? "11" : "0");
 }
 
 /* The fault attributes count only allocations with @t on the stack; NULL: all. */
@@ -1345,13 +1376,14 @@ static const struct op ops[] = {
  * allocations.
  *
  * 6.1 has no filter on x86_64, and its fail-nth and task filter count
- * every allocation of a task. There a targeted run sweeps the operation's
- * whole call, with the stack dumps on, as many times as it takes (up to
- * MAX_TARGET_SWEEPS) for a failure logged at the target to fail a call
- * (target-failed); every run gets the sweep's checks, and the failures
- * elsewhere are upstream's allocations. The call sites are found by full
- * sweeps likewise. The kernel's own commit cannot be aimed at there: a
- * kworker runs anyone's work.
+ * every allocation of a task. There a targeted run counts kmalloc() alone
+ * (kmalloc_only()) and sweeps the operation's whole call, with the stack
+ * dumps on, as many times as it takes (up to MAX_TARGET_SWEEPS) for a
+ * failure logged at the target to fail a call (target-failed); every run
+ * gets the sweep's checks, and the failures elsewhere are upstream's
+ * allocations. The call sites are found by full sweeps likewise. The
+ * kernel's own commit cannot be aimed at there: a kworker runs anyone's
+ * work.
  */
 struct target {
 	/* The series' function, and where GCC may have inlined it. */
@@ -1512,7 +1544,12 @@ static bool locate(struct target *t)
 	if (ret)
 		return tap_okf(false, "allocation-located", "neither %s nor %s in /proc/kallsyms",
 			       t->function, t->inlined_into);
-	/* The sites of a few walks together, until exactly one differs. */
+	/*
+	 * The sites of a few walks together, until exactly one differs.
+	 * Unfiltered sweeps step over a site now and then: then every walk
+	 * is run, so that a site the walks without the allocation missed is
+	 * not taken for it.
+	 */
 	do {
 		tries++;
 		ret = failing_sites(find_op(t->with), &in, &with) ?:
@@ -1524,7 +1561,7 @@ static bool locate(struct target *t)
 				n++;
 			}
 		}
-	} while (!ret && n != 1 && tries < MAX_LOCATE_TRIES);
+	} while (!ret && (n != 1 || !have_stack_filter) && tries < MAX_LOCATE_TRIES);
 	print_sites("with", t->with, &with);
 	print_sites("without", t->without, &without);
 	t->site = site;
@@ -1541,8 +1578,14 @@ static void inject_target(struct target *t)
 {
 	/* Failures under one call site do not move: one sweep takes them all. */
 	sweeps = 1;
-	if (!locate(t))
+	if (!have_stack_filter &&
+	    !tap_okf(!kmalloc_only(true), "only-kmalloc-counted",
+		     "failslab's cache filter on the kmalloc caches, no page order counted"))
 		return;
+	if (!locate(t)) {
+		kmalloc_only(false);
+		return;
+	}
 	tap_diag("%s: stack filter %#lx-%#lx", t->text.symbol, t->text.start, t->text.end);
 	target_site = t->site;
 	for (size_t i = 0; i < ARRAY_SIZE(t->ops) && t->ops[i]; i++) {
@@ -1572,6 +1615,8 @@ static void inject_target(struct target *t)
 		fault_site_in = NULL;
 		fault_dumps(false);
 	}
+	if (!have_stack_filter)
+		kmalloc_only(false);
 	if (have_stack_filter)
 		tap_diag("%s: %lu allocation failures injected below it, %lu of them failed the call",
 			 t->function, total_points, total_failed_calls);
