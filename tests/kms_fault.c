@@ -32,6 +32,10 @@
  * stack are counted and failed, over the operations that reach it, with
  * the same checks.
  *
+ * Without a stack filter (6.1 on x86_64) the kernel's own commit is not
+ * injected, and a targeted run sweeps the whole call until a failure at
+ * its target failed it (see targets[]).
+ *
  * usage: kms_fault inject SWEEPS [--max-points N] [--only SUBSTR]
  *        kms_fault inject-vkms-crtc-build-layers | inject-vkms-crtc-planes-kept
  * Each check of an operation is named "check@operation" (check_names[]),
@@ -131,13 +135,21 @@ struct result {
 	unsigned int unseen;
 	unsigned int bad_errno, splats, state_changed, wrong_state, wrong_frame;
 	unsigned int next_commit_failed, prepare_drift;
-	/* Targeted runs: failed calls whose failure the kernel logged elsewhere. */
-	unsigned int off_target;
+	/* Targeted runs: failed calls whose failure was logged elsewhere, at the target. */
+	unsigned int off_target, at_target;
+	unsigned int sweeps;
 	int first_bad_errno;
 	enum cursor_mode mode;
 };
 
 static unsigned int max_points = 400;
+/*
+ * Whether the fault attributes have a stack filter (require-start,
+ * require-end). 6.1 builds it only for other architectures than x86_64
+ * (FAULT_INJECTION_STACKTRACE_FILTER depends on !X86_64 there).
+ */
+static bool have_stack_filter;
+#define NO_STACK_FILTER "this kernel's fault injection has no stack filter"
 /*
  * inject's argument. The nth allocation is not the same one on every run:
  * KASAN's stack depot and kmemleak allocate for themselves now and then,
@@ -148,9 +160,11 @@ static unsigned int max_points = 400;
 static unsigned int sweeps;
 /* --only SUBSTR: the operations whose name holds it, the others skipped. */
 static const char *only;
-static unsigned long total_points, total_failed_calls;
+static unsigned long total_points, total_failed_calls, total_at_target;
 
 #define MIN_FAILED_CALLS_PER_SWEEP 250UL
+/* Sweeps of a targeted run without a stack filter, at most. */
+#define MAX_TARGET_SWEEPS 8
 
 /* ---- fault injection ----------------------------------------------------- */
 
@@ -279,6 +293,37 @@ static int find_text(struct text_range *t)
 		return -ENOENT;
 	t->end = next;
 	return 0;
+}
+
+/*
+ * Without a stack filter, fail-nth counts every allocation of the task,
+ * KASAN's and kmemleak's own among them, which move the count from one
+ * run to the next: a sweep steps over a call site now and then (it did
+ * over upstream's kcalloc() in vkms_crtc_atomic_check, and a walk took
+ * that site for the series'). failslab asks its cache filter before it
+ * counts fail-nth, and fail_page_alloc its min-order: with the filter on,
+ * the kmalloc caches alone marked (6.1's SLUB marks caches at boot only:
+ * slub_debug=A,kmalloc-*, harness/boot.sh) and no page order counted,
+ * fail-nth counts kmalloc() alone, which neither kmemleak (a cache of its
+ * own) nor KASAN (pages) uses for itself.
+ */
+static int kmalloc_only(bool on)
+{
+	char flag[4] = "";
+	int fd;
+
+	if (on) {
+		fd = open("/sys/kernel/slab/kmalloc-64/failslab", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || read(fd, flag, sizeof(flag) - 1) <= 0 || flag[0] != '1') {
+			if (fd >= 0)
+				close(fd);
+			tap_diag("the kmalloc caches are not marked for failslab's cache filter (boot with slub_debug=A,kmalloc-*)");
+			return -ENOENT;
+		}
+		close(fd);
+	}
+	return write_str("/sys/kernel/debug/failslab/cache-filter", on ? "Y" : "N") ?:
+	       write_str("/sys/kernel/debug/fail_page_alloc/min-order", on ? "11" : "0");
 }
 
 /* The fault attributes count only allocations with @t on the stack; NULL: all. */
@@ -798,7 +843,18 @@ static int prepare_client(const struct op *op)
 		return -errno;
 	if (drmSetMaster(client_fd) || kms_set_cap(client_fd, DRM_CLIENT_CAP_ATOMIC, 1))
 		return -errno;
-	return show_own_fb(client_fd, &client_fb, &client_fb_id, 0xffc08020);
+	ret = show_own_fb(client_fd, &client_fb, &client_fb_id, 0xffc08020);
+	/*
+	 * The mapping holds the file: close() releases it only once unmapped.
+	 * Unmapped here, not in the call, where the armed failure can fail
+	 * munmap() itself (6.1's maple tree preallocates its nodes) and keep
+	 * the file, its master and its plane alive behind a close() that
+	 * returned 0.
+	 */
+	if (client_fb.pixels && munmap(client_fb.pixels, client_fb.size) && !ret)
+		ret = -errno;
+	client_fb.pixels = NULL;
+	return ret;
 }
 
 static void after_doomed_fb(const struct op *op)
@@ -816,8 +872,6 @@ static void after_client(const struct op *op)
 		/* The call failed before the file was closed. */
 		kms_fb_destroy(client_fd, &client_fb);
 		close(client_fd);
-	} else if (client_fb.pixels) {
-		munmap(client_fb.pixels, client_fb.size);
 	}
 	memset(&client_fb, 0, sizeof(client_fb));
 	client_fd = -1;
@@ -900,9 +954,6 @@ static int run_close(const struct op *op)
 	int ret;
 
 	(void)op;
-	if (client_fb.pixels)
-		munmap(client_fb.pixels, client_fb.size);
-	client_fb.pixels = NULL;
 	ret = close(client_fd) ? -errno : 0;
 	client_fd = -1;
 	return ret;
@@ -925,9 +976,9 @@ static const struct text_range *target;
 static unsigned long target_site;
 
 /*
- * Whether the failure of the last run was logged at the target. The
- * filter alone is taken on trust otherwise: 6.1's should_fail_ex(), for
- * one, counts fail-nth without asking it.
+ * Whether the failure of the last run was logged at the target: the
+ * filter is not taken on trust (a kernel whose fail-nth counted before
+ * asking it would fail others' allocations).
  */
 static bool on_target(void)
 {
@@ -955,7 +1006,7 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 	kmsg_splat(splat, splat_len, false, NULL);
 	splat[0] = '\0';
 
-	if (nth && (op->kernel_commit || target) &&
+	if (nth && (op->kernel_commit || (target && have_stack_filter)) &&
 	    stack_filter(target ?: &rmfb_work)) {
 		/*
 		 * Unfiltered, the kworkers would fail anyone's allocations, and
@@ -988,7 +1039,7 @@ static int run_once(const struct op *op, unsigned int nth, bool *injected, char 
 		ret = op->run(op);
 		*injected = false;
 	}
-	if (nth && target)
+	if (nth && target && have_stack_filter)
 		stack_filter(NULL);
 	snapshot_state(&after);
 	if (op->after)
@@ -1057,7 +1108,9 @@ static bool sweep(const struct op *op, struct result *r)
 			r->first_bad_errno = ret;
 		if (ret) {
 			r->failed_calls++;
-			if (target && fault_site_in && !on_target() && !r->off_target++)
+			if (target && fault_site_in && on_target())
+				r->at_target++;
+			else if (target && fault_site_in && !r->off_target++ && have_stack_filter)
 				tap_diag("%s: fail-nth %u: the call failed, but no failure was logged at %s",
 					 op->name, nth, target->symbol);
 			if (!same_state(&before, &after, why, sizeof(why)) && !r->state_changed++)
@@ -1106,6 +1159,25 @@ static void run_op(const struct op *op)
 	char splat[256];
 	int ret, prepare_ret;
 	bool injected, ended = true;
+	/*
+	 * Without a stack filter a targeted run sweeps the whole call, and
+	 * the count KASAN and kmemleak shift may step over the target: swept
+	 * again until it failed a call.
+	 */
+	bool until_on_target = target && fault_site_in && !have_stack_filter;
+
+	/*
+	 * fail-nth and the task filter (make-it-fail) count every allocation
+	 * of a task; a kworker runs anyone's work.
+	 */
+	if (op->kernel_commit && !have_stack_filter) {
+		report_not_run(op, true, NO_STACK_FILTER ": the kworker committing for the call cannot be failed alone");
+		if (target) {
+			tap_skip(tap_name("failed-at-the-target@%s", op->name), NO_STACK_FILTER);
+			tap_skip(tap_name("target-failed@%s", op->name), NO_STACK_FILTER);
+		}
+		return;
+	}
 
 	ret = run_once(op, 0, &injected, splat, sizeof(splat), &prepare_ret);
 	snapshot_copy(&ref_before, &before);
@@ -1123,12 +1195,23 @@ static void run_op(const struct op *op)
 	r.mode = ref_after.cs.mode;
 	ordinary_commit();
 
-	for (unsigned int i = 0; i < sweeps; i++)
+	while (r.sweeps < sweeps ||
+	       (until_on_target && !r.at_target && r.sweeps < MAX_TARGET_SWEEPS)) {
 		ended = sweep(op, &r) && ended;
+		r.sweeps++;
+	}
 
 	tap_diag("%s (%s, mode %s): %u injection points in %u sweeps, %u calls failed, %u succeeded anyway, %u runs in no armed kworker",
-		 op->name, policy_name[op->policy], cursor_mode_name(r.mode), r.points, sweeps,
+		 op->name, policy_name[op->policy], cursor_mode_name(r.mode), r.points, r.sweeps,
 		 r.failed_calls, r.succeeded_injected, r.unseen);
+	/*
+	 * 6.1's close() allocates nothing in the closing task: its commit
+	 * runs in a kworker. There is nothing to fail, which is not a pass.
+	 */
+	if (op->cannot_fail && !r.points && ended) {
+		report_not_run(op, true, "the call made no allocation in this task: fail-nth 1 was still armed after it");
+		return;
+	}
 	/*
 	 * kmemleak and KASAN allocate for themselves inside the call and
 	 * survive a failure: only a call that failed proves the injection
@@ -1151,14 +1234,26 @@ static void run_op(const struct op *op)
 	tap_okf(!r.wrong_frame, check_name(CHECK_FRAME, op).s, "%u frames differ", r.wrong_frame);
 	tap_okf(!r.next_commit_failed, check_name(CHECK_NEXT_COMMIT, op).s,
 		"%u ordinary commits failed", r.next_commit_failed);
-	if (target && fault_site_in)
+	if (target && fault_site_in && have_stack_filter)
 		tap_okf(!r.off_target, tap_name("failed-at-the-target@%s", op->name),
 			"%u of %u failed calls failed elsewhere", r.off_target, r.failed_calls);
+	else if (target && fault_site_in)
+		tap_skip(tap_name("failed-at-the-target@%s", op->name),
+			 NO_STACK_FILTER ": the sweep fails upstream's allocations of the call too (%u failed calls, checked as above)",
+			 r.off_target);
 	else if (target)
 		tap_skip(tap_name("failed-at-the-target@%s", op->name),
 			 "the kernel's own commit: upstream's WARN must reach the console whole, without stack dumps");
+	if (target && fault_site_in)
+		tap_okf(r.at_target > 0, tap_name("target-failed@%s", op->name),
+			"%u failed calls failed at %s, in %u sweeps", r.at_target, target->symbol,
+			r.sweeps);
+	else if (target)
+		tap_skip(tap_name("target-failed@%s", op->name),
+			 "the kernel's own commit: no stack dumps to see where it failed");
 	total_points += r.points;
 	total_failed_calls += r.failed_calls;
+	total_at_target += r.at_target;
 }
 
 /* ---- the list ------------------------------------------------------------ */
@@ -1277,8 +1372,18 @@ static const struct op ops[] = {
  * The filter is not taken on trust: with the stack dumps on during the
  * targeted runs, every call that failed must have had its failure logged
  * at the target (failed-at-the-target). A kernel whose fail-nth ignores
- * the filter (6.1's should_fail_ex() counts it before any stack check)
- * fails that check instead of passing on upstream's allocations.
+ * the filter fails that check instead of passing on upstream's
+ * allocations.
+ *
+ * 6.1 has no filter on x86_64, and its fail-nth and task filter count
+ * every allocation of a task. There a targeted run counts kmalloc() alone
+ * (kmalloc_only()) and sweeps the operation's whole call, with the stack
+ * dumps on, as many times as it takes (up to MAX_TARGET_SWEEPS) for a
+ * failure logged at the target to fail a call (target-failed); every run
+ * gets the sweep's checks, and the failures elsewhere are upstream's
+ * allocations. The call sites are found by full sweeps likewise. The
+ * kernel's own commit cannot be aimed at there: a kworker runs anyone's
+ * work.
  */
 struct target {
 	/* The series' function, and where GCC may have inlined it. */
@@ -1341,6 +1446,36 @@ static bool has_site(const struct sites *s, unsigned long off)
  * own (the kzalloc() asks before allocating), so no count that KASAN or
  * kmemleak shift decides what is found.
  */
+/*
+ * Without a stack filter: one sweep of @op's whole call, adding the site
+ * of @in of every failure that failed the call.
+ */
+static int failing_sites_unfiltered(const struct op *op, const struct text_range *in,
+				    struct sites *s)
+{
+	char splat[256];
+	int ret, prepare_ret;
+	bool injected = true;
+	unsigned int nth;
+
+	if (!op || fault_dumps(true))
+		return -ENOENT;
+	fault_site_in = in->name;
+	for (nth = 1; nth <= max_points && injected; nth++) {
+		fault_site = 0;
+		fault_site_next = false;
+		ret = run_once(op, nth, &injected, splat, sizeof(splat), &prepare_ret);
+		if (splat[0] && !s->reports++)
+			tap_diag("%s: fail-nth %u: kernel report: %s", op->name, nth, splat);
+		if (injected && ret && fault_site && !has_site(s, fault_site) && s->n < MAX_SITES)
+			s->off[s->n++] = fault_site;
+		ordinary_commit();
+	}
+	fault_site_in = NULL;
+	fault_dumps(false);
+	return injected ? -E2BIG : 0;
+}
+
 static int failing_sites(const struct op *op, const struct text_range *in, struct sites *s)
 {
 	struct text_range above = *in;
@@ -1349,6 +1484,8 @@ static int failing_sites(const struct op *op, const struct text_range *in, struc
 	bool injected = true;
 	unsigned long found = 0;
 
+	if (!have_stack_filter)
+		return failing_sites_unfiltered(op, in, s);
 	if (!op || fault_dumps(true))
 		return -ENOENT;
 	fault_site_in = in->name;
@@ -1407,7 +1544,12 @@ static bool locate(struct target *t)
 	if (ret)
 		return tap_okf(false, "allocation-located", "neither %s nor %s in /proc/kallsyms",
 			       t->function, t->inlined_into);
-	/* The sites of a few walks together, until exactly one differs. */
+	/*
+	 * The sites of a few walks together, until exactly one differs.
+	 * Unfiltered sweeps step over a site now and then: then every walk
+	 * is run, so that a site the walks without the allocation missed is
+	 * not taken for it.
+	 */
 	do {
 		tries++;
 		ret = failing_sites(find_op(t->with), &in, &with) ?:
@@ -1419,7 +1561,7 @@ static bool locate(struct target *t)
 				n++;
 			}
 		}
-	} while (!ret && n != 1 && tries < MAX_LOCATE_TRIES);
+	} while (!ret && (n != 1 || !have_stack_filter) && tries < MAX_LOCATE_TRIES);
 	print_sites("with", t->with, &with);
 	print_sites("without", t->without, &without);
 	t->site = site;
@@ -1436,8 +1578,14 @@ static void inject_target(struct target *t)
 {
 	/* Failures under one call site do not move: one sweep takes them all. */
 	sweeps = 1;
-	if (!locate(t))
+	if (!have_stack_filter &&
+	    !tap_okf(!kmalloc_only(true), "only-kmalloc-counted",
+		     "failslab's cache filter on the kmalloc caches, no page order counted"))
 		return;
+	if (!locate(t)) {
+		kmalloc_only(false);
+		return;
+	}
 	tap_diag("%s: stack filter %#lx-%#lx", t->text.symbol, t->text.start, t->text.end);
 	target_site = t->site;
 	for (size_t i = 0; i < ARRAY_SIZE(t->ops) && t->ops[i]; i++) {
@@ -1467,8 +1615,14 @@ static void inject_target(struct target *t)
 		fault_site_in = NULL;
 		fault_dumps(false);
 	}
-	tap_diag("%s: %lu allocation failures injected below it, %lu of them failed the call",
-		 t->function, total_points, total_failed_calls);
+	if (!have_stack_filter)
+		kmalloc_only(false);
+	if (have_stack_filter)
+		tap_diag("%s: %lu allocation failures injected below it, %lu of them failed the call",
+			 t->function, total_points, total_failed_calls);
+	else
+		tap_diag("%s: %lu allocation failures injected in the calls, %lu of them failed the call, %lu at its site",
+			 t->function, total_points, total_failed_calls, total_at_target);
 }
 
 static void inject_build_layers(char **argv)
@@ -1501,6 +1655,10 @@ static void setup(void)
 	ret = rig_open(&rig);
 	ret = ret ?: injection_setup();
 	ret = ret ?: find_text(&rmfb_work);
+	have_stack_filter = !access("/sys/kernel/debug/failslab/require-start", F_OK);
+	if (!have_stack_filter)
+		tap_diag("%s: targeted runs sweep the whole call and look for their target in the stack dumps",
+			 NO_STACK_FILTER);
 	for (size_t i = 0; i < ARRAY_SIZE(snaps) && !ret; i++)
 		ret = image_alloc(&snaps[i]->frame);
 	ret = ret ?: image_alloc(&wb_frame);
