@@ -235,12 +235,14 @@ amdgpu_cursor_dc() {
 			sh -c "[ \$(grep -cE 'mode_decision: dcn[0-9]+: seed 0x[0-9a-f]+, 10000 stacks .*; wrong 0:' $r) -eq 3 ]"
 		;;
 	*)
-		# 6.1: each of the three weaker models of the helper must
+		# 6.1: each of the four weaker models of the helper must
 		# differ from DC on both paths, on every run: the suite
-		# shows it can fail.
+		# shows it can fail. The one taking alpha formats as opaque
+		# must accept cursors DC's own blending draws wrong.
 		tap_check "dc-weaker-models-differ" \
 			sh -c "grep -qE '^ +ok [0-9]+ amdgpu_dm_cursor_dc_weaker_models_differ\$' $r &&
-			       [ \$(grep -cE 'weaker_models_differ: dcn(10|20): seed 0x[0-9a-f]+, [0-9]+ stacks: .* differs [1-9][0-9]* times' $r) -eq 6 ]"
+			       [ \$(grep -cE 'weaker_models_differ: dcn(10|20): seed 0x[0-9a-f]+, [0-9]+ stacks: .* differs [1-9][0-9]* times' $r) -eq 8 ] &&
+			       [ \$(grep -cE 'weaker_models_differ: dcn(10|20): .*: alpha formats opaque differs [1-9][0-9]* times, accepts [1-9][0-9]* cursors DC draws wrong' $r) -eq 2 ]"
 		;;
 	esac
 	tap_done
