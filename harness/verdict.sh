@@ -3,6 +3,9 @@
 #
 # usage: verdict.sh <outdir>...   (one outdir per tree and configuration)
 #
+# An outdir is build/<tree>/results/<config>; for one elsewhere (a boot.sh
+# run into /tmp), TREE names the tree whose kunit.py reads its KTAP.
+#
 # Each outdir holds host.tap (host-side checks) and, for a configuration
 # that booted, results.tap (guest TAP/KTAP between "## suite" and "## exit"
 # markers) and console.log (kernel console). TAP is read here, KTAP by the
@@ -47,6 +50,11 @@ for out in "$@"; do
 	tree=$(basename "$(dirname "$(dirname "$out")")")
 	cfg=$tree/$(basename "$out")
 	kunit_py=$(dirname "$(dirname "$out")")/linux-source-$tree/tools/testing/kunit/kunit.py
+	if [ ! -f "$kunit_py" ] && [ -n "${TREE:-}" ]; then
+		tree=$TREE
+		cfg=$tree/$(basename "$out")
+		kunit_py=$(cd "$(dirname "$0")/.." && pwd)/build/$TREE/linux-source-$TREE/tools/testing/kunit/kunit.py
+	fi
 	ktapdir=$(mktemp -d)
 	guest=0
 	[ -f "$out/results.tap" ] && guest=1
