@@ -53,17 +53,20 @@ make -s -C "$REPO/tests" KHDR="$obj/hdr/include" OUT="$BUILD/tests"
 make -s -C "$REPO/demo" KHDR="$obj/hdr/include" OUT="$BUILD/demo-bin"
 make -s -C "$REPO/bench/guest" KHDR="$obj/hdr/include" OUT="$BUILD/bench-bin"
 make -s -C "$REPO/tests/liftoff" KHDR="$obj/hdr/include" OUT="$BUILD/liftoff"
+# test_module NAME DIR: tests/modules/NAME built against this
+# configuration in DIR.
+test_module() {
+	rm -rf "$2" && cp -r "$REPO/tests/modules/$1" "$2"
+	make -s -C "$obj" M="$2" modules >/dev/null
+}
 twin=$BUILD/twin-$cfg
-rm -rf "$twin" && cp -r "$REPO/tests/modules/exported_twin" "$twin"
-make -s -C "$obj" M="$twin" modules >/dev/null
+test_module exported_twin "$twin"
 # A DRM device declaring DRIVER_CURSOR_HOTSPOT, where the tree has that
 # feature (6.8 and later), for kms_no_legacy_cursor's hotspot-driver.
 hotspot=$BUILD/hotspot-$cfg
 rm -rf "$hotspot"
-if grep -q DRIVER_CURSOR_HOTSPOT "$SRC/include/drm/drm_drv.h"; then
-	cp -r "$REPO/tests/modules/cursor_hotspot_device" "$hotspot"
-	make -s -C "$obj" M="$hotspot" modules >/dev/null
-fi
+grep -q DRIVER_CURSOR_HOTSPOT "$SRC/include/drm/drm_drv.h" &&
+	test_module cursor_hotspot_device "$hotspot"
 
 stage_init tests demo bench
 cp "$BUILD"/tests/* "$REPO"/tests/run-guest.sh "$REPO"/tests/tap.sh "$REPO"/tests/vkms.sh \
